@@ -1,0 +1,1 @@
+"""Per-server quirks: one adapter per language server family."""

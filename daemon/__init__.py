@@ -1,0 +1,1 @@
+"""The lensmux daemon: multiplexer, control socket, CLI and service glue."""

@@ -1,0 +1,201 @@
+"""The daemon: binds the sockets, accepts clients, owns every long-lived task.
+
+One task group holds everything: listeners, client sessions, instance
+supervisors. Shutdown cancels the listeners first, then stops the servers
+politely, then the rest; nothing is left running when `run` returns.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
+
+from lensmux.daemon import listeners, paths, routing
+from lensmux.daemon.client_session import ClientSession
+from lensmux.daemon.config import Config
+from lensmux.daemon.control import ControlError, ControlServer
+from lensmux.daemon.instance import InstanceError
+from lensmux.daemon.registry import InstanceRegistry, UnknownRoot
+from lensmux.daemon.wire import envelope as ev
+from lensmux.daemon.wire.envelope import Envelope, ErrorCode
+from lensmux.daemon.wire.framing import FrameLimits
+
+log = logging.getLogger(__name__)
+
+
+class Daemon:
+    """The running daemon's state, as seen by its control methods."""
+
+    def __init__(self, config: Config, runtime_dir: Path) -> None:
+        self.config = config
+        self.runtime_dir = runtime_dir
+        self.started = time.time()
+        self.limits = FrameLimits(config.daemon.max_header_bytes, config.daemon.max_body_bytes)
+        self.control = ControlServer(self.limits)
+        self.clients: dict[int, ClientSession] = {}
+        self.registry: InstanceRegistry | None = None
+        self._stop = anyio.Event()
+        self._tg: TaskGroup | None = None
+        self.on_ready: list[Callable[[], None]] = []
+        self.control.register("lensmux/status", self._status)
+        self.control.register("lensmux/ping", self._ping)
+        self.control.register("lensmux/shutdown", self._shutdown)
+
+    def request_stop(self) -> None:
+        """Begin a graceful shutdown."""
+        self._stop.set()
+
+    async def run(
+        self,
+        adopted: dict[str, SocketListener] | None = None,
+        *,
+        task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve until asked to stop; `adopted` sockets (socket activation) replace binding."""
+        sockets = await self._listeners(adopted or {})
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            self.registry = InstanceRegistry(tg, self.config)
+            async with anyio.create_task_group() as accept_tg:
+                for name, listener in sockets.items():
+                    accept_tg.start_soon(self._accept_task, name, listener, tg)
+                accept_tg.start_soon(self._signal_task)
+                log.info("lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(sockets)), self.runtime_dir)
+                for hook in self.on_ready:
+                    hook()
+                task_status.started()
+                await self._stop.wait()
+                log.info("shutting down")
+                accept_tg.cancel_scope.cancel()
+            for listener in sockets.values():
+                await listener.aclose()
+            with anyio.move_on_after(self.config.daemon.shutdown_grace + 2, shield=True):
+                await self.registry.shutdown_all()
+            tg.cancel_scope.cancel()
+        for name in sockets:
+            if name not in (adopted or {}):
+                self._socket_path(name).unlink(missing_ok=True)
+        log.info("stopped")
+
+    def _socket_path(self, name: str) -> Path:
+        if name == "lensmux":
+            return paths.control_socket(self.runtime_dir)
+        return paths.server_socket(self.runtime_dir, name)
+
+    async def _listeners(self, adopted: dict[str, SocketListener]) -> dict[str, SocketListener]:
+        listeners.prepare_runtime_dir(self.runtime_dir)
+        names = ["lensmux", *self.config.enabled_servers()]
+        out: dict[str, SocketListener] = {}
+        try:
+            for name in names:
+                out[name] = adopted.get(name) or await listeners.bind(self._socket_path(name))
+        except BaseException:
+            for listener in out.values():
+                await listener.aclose()
+            raise
+        return out
+
+    async def _signal_task(self) -> None:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+            async for signum in signals:
+                log.info("received %s", signal.Signals(signum).name)
+                self.request_stop()
+
+    async def _accept_task(self, name: str, listener: SocketListener, tg: TaskGroup) -> None:
+        while True:
+            try:
+                stream = await listener.accept()
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                return
+            except OSError as exc:
+                log.warning("%s: accept failed: %s", name, exc)
+                await anyio.sleep(0.1)
+                continue
+            tg.start_soon(self._connection_task, name, stream)
+
+    async def _connection_task(self, name: str, stream: SocketStream) -> None:
+        pid = listeners.peer_allowed(stream, f"{name}.sock")
+        if pid is None:
+            await stream.aclose()
+            return
+        if name == "lensmux":
+            await self.control.serve(stream)
+            return
+        client = ClientSession(
+            stream, name, limits=self.limits, queue_size=self.config.daemon.client_queue_messages, peer_pid=pid
+        )
+        self.clients[client.id] = client
+        attached: list[Any] = []
+
+        async def handler(session: ClientSession, env: Envelope) -> None:
+            if attached:
+                await routing.from_client(attached[0], session, env)
+                return
+            await self._before_initialize(name, session, env, attached)
+
+        try:
+            await client.serve(handler)
+        finally:
+            self.clients.pop(client.id, None)
+            if attached:
+                with anyio.CancelScope(shield=True):
+                    await routing.detach(attached[0], client)
+            log.info("%s left %s (%s)", client.name, name, client.close_reason)
+
+    async def _before_initialize(self, name: str, client: ClientSession, env: Envelope, attached: list[Any]) -> None:
+        if not env.is_request:
+            if env.method == "exit":
+                client.close("client exit")
+            return
+        if env.method != "initialize":
+            client.reply_error(env.id, ErrorCode.SERVER_NOT_INITIALIZED, "the first request must be initialize")
+            return
+        params = ev.decode_value(env.params)
+        if not isinstance(params, dict):
+            client.reply_error(env.id, ErrorCode.INVALID_PARAMS, "initialize params must be an object")
+            return
+        info = params.get("clientInfo") or {}
+        client.name = f"{info.get('name', 'client')}-{client.id}"
+        client.capabilities = params.get("capabilities") or {}
+        assert self.registry is not None
+        try:
+            instance, result = await self.registry.attach(name, client, params)
+        except UnknownRoot as exc:
+            client.reply_error(env.id, ErrorCode.INVALID_PARAMS, str(exc))
+            return
+        except InstanceError as exc:
+            client.reply_error(env.id, ErrorCode.REQUEST_FAILED, str(exc))
+            return
+        attached.append(instance)
+        client.send(ev.response(env.id, result))
+
+    # -- control methods ---------------------------------------------------
+
+    async def _ping(self, params: Any) -> Any:
+        return {"pid": os.getpid()}
+
+    async def _shutdown(self, params: Any) -> Any:
+        self.request_stop()
+        return {"stopping": True}
+
+    async def _status(self, params: Any) -> Any:
+        registry = self.registry
+        if registry is None:
+            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
+        return {
+            "pid": os.getpid(),
+            "uptime_s": round(time.time() - self.started, 1),
+            "runtime_dir": str(self.runtime_dir),
+            "config": self.config.source,
+            "servers": sorted(self.config.enabled_servers()),
+            "instances": [inst.status() for inst in registry.instances()],
+            "clients": [c.status() for c in self.clients.values()],
+        }

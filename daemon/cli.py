@@ -1,0 +1,142 @@
+"""The `lensmux` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lensmux.daemon import bridge, paths
+from lensmux.daemon.config import ConfigInvalid, load_config
+from lensmux.daemon.ctlclient import ControlClient, ControlClientError, DaemonNotRunning
+
+
+def _runtime_dir(args: argparse.Namespace) -> Path:
+    return Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"lensmux: {message}", file=sys.stderr)
+    return code
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the daemon (in the foreground, or detached until its sockets are up)."""
+    runtime_dir = _runtime_dir(args)
+    config_path = Path(args.config) if args.config else None
+    if not args.foreground:
+        child = bridge.start_daemon(runtime_dir, config_path)
+        deadline = time.monotonic() + bridge.AUTOSTART_WAIT
+        while time.monotonic() < deadline:
+            try:
+                with ControlClient(runtime_dir, timeout=2) as ctl:
+                    pid = ctl.call("lensmux/ping")["pid"]
+                print(f"lensmux: daemon running (pid {pid}), sockets in {runtime_dir}")
+                return 0
+            except ControlClientError:
+                if child.poll() is not None:
+                    return _fail(f"daemon exited with status {child.returncode}; see ~/.local/state/lensmux/daemon.log")
+                time.sleep(0.1)
+        return _fail("daemon did not come up in time")
+    from lensmux.daemon.main import serve_foreground
+
+    try:
+        config = load_config(config_path, explicit=config_path is not None)
+    except ConfigInvalid as exc:
+        return _fail(f"invalid configuration: {exc}", 2)
+    return serve_foreground(config, runtime_dir, config_path, args.log_level)
+
+
+def cmd_client(args: argparse.Namespace) -> int:
+    """Bridge stdio to a server socket."""
+    try:
+        sock = bridge.connect_or_start(
+            _runtime_dir(args), args.server, not args.no_autostart, Path(args.config) if args.config else None
+        )
+    except bridge.BridgeError as exc:
+        return _fail(str(exc))
+    return bridge.run_bridge(sock)
+
+
+def _call(args: argparse.Namespace, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
+    with ControlClient(_runtime_dir(args), timeout=timeout) as ctl:
+        return ctl.call(method, params)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Show servers, clients and instances."""
+    try:
+        status = _call(args, "lensmux/status")
+    except DaemonNotRunning as exc:
+        return _fail(str(exc))
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    from lensmux.daemon.status_view import render_status
+
+    print(render_status(status))
+    return 0
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    """Ask the daemon to shut down gracefully."""
+    try:
+        _call(args, "lensmux/shutdown")
+    except DaemonNotRunning as exc:
+        return _fail(str(exc))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(prog="lensmux", description="Language-server multiplexer and code search daemon")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--runtime-dir", help="socket directory (default $XDG_RUNTIME_DIR/lensmux)")
+        return p
+
+    serve = common(sub.add_parser("serve", help="run the daemon"))
+    serve.add_argument("--config", help="configuration file (default ~/.config/lensmux/config.toml)")
+    serve.add_argument("--foreground", action="store_true", help="stay in the foreground (systemd, debugging)")
+    serve.add_argument("--log-level", default=None, choices=["debug", "info", "warning", "error"])
+    serve.set_defaults(func=cmd_serve)
+
+    client = common(sub.add_parser("client", help="stdio bridge for editors: lensmux client clangd"))
+    client.add_argument("server", help="server name (clangd, pyright, omnisharp, ...)")
+    client.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
+    client.add_argument("--config", help="configuration for an autostarted daemon")
+    client.set_defaults(func=cmd_client)
+
+    status = common(sub.add_parser("status", help="show instances, clients, caches, indexes"))
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(func=cmd_status)
+
+    stop = common(sub.add_parser("stop", help="stop the daemon gracefully"))
+    stop.set_defaults(func=cmd_stop)
+
+    from lensmux.daemon import cli_extra
+
+    cli_extra.add_commands(sub, common)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `lensmux` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except DaemonNotRunning as exc:
+        return _fail(str(exc))
+    except ControlClientError as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

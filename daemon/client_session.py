@@ -1,0 +1,168 @@
+"""One editor connection on a server socket: read, validate, hand over, send back.
+
+The session owns the connection's bounded send queue: nothing that happens
+here may stall an instance, so a client that stops reading is disconnected
+when its queue is full.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.abc import ByteStream
+
+from lensmux.daemon.wire import envelope as ev
+from lensmux.daemon.wire.envelope import Envelope, Id
+from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter, FramingError
+
+log = logging.getLogger(__name__)
+
+_session_ids = itertools.count(1)
+
+Handler = Callable[["ClientSession", Envelope], Awaitable[None]]
+ResponseHook = Callable[[Envelope], Awaitable[None] | None]
+
+
+class ClientSession:
+    """A connected client: its queue, its identity, its own outgoing requests."""
+
+    def __init__(
+        self,
+        stream: ByteStream,
+        server_name: str,
+        *,
+        limits: FrameLimits,
+        queue_size: int,
+        peer_pid: int | None = None,
+    ) -> None:
+        self.id = next(_session_ids)
+        self.server_name = server_name
+        self.peer_pid = peer_pid
+        self.name = f"client-{self.id}"
+        self.connected_at = time.time()
+        self.last_active = time.monotonic()
+        self.capabilities: dict[str, Any] = {}
+        self.initialized = False
+        self.shutdown_requested = False
+        self.requests = 0
+        self.dropped_messages = 0
+        self._stream = stream
+        self._reader = FrameReader(stream, limits)
+        self._writer = FrameWriter(stream)
+        self._send, self._queue = anyio.create_memory_object_stream[bytes](queue_size)
+        self._scope = anyio.CancelScope()
+        self._out_ids = itertools.count(1)
+        self._awaiting: dict[Id, ResponseHook | None] = {}
+        self.close_reason: str | None = None
+
+    @property
+    def supports_progress(self) -> bool:
+        """Whether the client declared window.workDoneProgress."""
+        return bool((self.capabilities.get("window") or {}).get("workDoneProgress"))
+
+    def send(self, body: bytes) -> None:
+        """Queue one message; disconnect the client if its queue is full."""
+        if self._scope.cancel_called:
+            return
+        try:
+            self._send.send_nowait(body)
+        except anyio.WouldBlock:
+            self.dropped_messages += 1
+            self.close(f"send queue full ({self._send.statistics().max_buffer_size} messages)")
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def request(self, method: str, params: Any, on_response: ResponseHook | None = None) -> None:
+        """Send a daemon-originated request; `on_response` sees the client's answer."""
+        rid = f"lensmux-{next(self._out_ids)}"
+        self._awaiting[rid] = on_response
+        self.send(ev.request(rid, method, ev.encode_value(params)))
+
+    def reply(self, id_: Id | None, result: Any) -> None:
+        """Answer one of the client's requests with a Python value."""
+        self.send(ev.response(id_, ev.encode_value(result)))
+
+    def reply_error(self, id_: Id | None, code: int, message: str) -> None:
+        """Answer one of the client's requests with an error."""
+        self.send(ev.error_response(id_, code, message))
+
+    def close(self, reason: str) -> None:
+        """End the connection (from any task); the handler's detach runs afterwards."""
+        if self.close_reason is None:
+            self.close_reason = reason
+            if reason != "client exit":
+                log.warning("%s on %s disconnected: %s", self.name, self.server_name, reason)
+        self._scope.cancel()
+
+    async def serve(self, handler: Handler) -> None:
+        """Run the connection until the peer leaves or `close` is called."""
+        with self._scope:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._writer_task)
+                try:
+                    await self._reader_task(handler)
+                finally:
+                    tg.cancel_scope.cancel()
+        if self.close_reason is None:
+            self.close_reason = "connection closed"
+        with anyio.CancelScope(shield=True):
+            await self._send.aclose()
+            await self._stream.aclose()
+
+    async def _reader_task(self, handler: Handler) -> None:
+        while True:
+            try:
+                body = await self._reader.read()
+            except FramingError as exc:
+                self.close(f"unrecoverable framing error: {exc}")
+                return
+            if body is None:
+                return
+            self.last_active = time.monotonic()
+            try:
+                env = ev.decode(body)
+            except ev.EnvelopeError as exc:
+                log.info("%s sent a bad message: %s", self.name, exc)
+                self.reply_error(None, exc.code, str(exc))
+                continue
+            if env.is_response:
+                await self._on_response(env)
+                continue
+            if env.is_request:
+                self.requests += 1
+            await handler(self, env)
+
+    async def _on_response(self, env: Envelope) -> None:
+        assert env.id is not ev.UNSET
+        if env.id not in self._awaiting:
+            log.info("%s answered an id the daemon never sent: %r", self.name, env.id)
+            return
+        hook = self._awaiting.pop(env.id)
+        if hook is not None:
+            result = hook(env)
+            if result is not None:
+                await result
+
+    async def _writer_task(self) -> None:
+        try:
+            async for body in self._queue:
+                await self._writer.send(body)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            self.close(f"write failed: {exc}")
+
+    def status(self) -> dict[str, Any]:
+        """What `lensmux status` shows of this client."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "server": self.server_name,
+            "pid": self.peer_pid,
+            "connected_for_s": round(time.time() - self.connected_at, 1),
+            "requests": self.requests,
+            "queued": self._send.statistics().current_buffer_used,
+        }

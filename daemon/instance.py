@@ -1,0 +1,361 @@
+"""One language server process per (server config, workspace root), and its life.
+
+The instance's `run_task` is its supervisor: it starts the process, sends the
+one `initialize`, restarts after a crash with backoff, and stops it after the
+idle timeout. Message routing lives in routing.py; this module owns state.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import anyio
+from anyio.abc import TaskStatus
+from msgspec import Raw
+
+from lensmux.adapters.base import Adapter, AdapterError
+from lensmux.daemon.client_session import ClientSession
+from lensmux.daemon.config import DaemonConfig, ServerConfig
+from lensmux.daemon.documents import DocumentStore
+from lensmux.daemon.pending import Pending, PendingTable
+from lensmux.daemon.process import SpawnFailed
+from lensmux.daemon.server_link import ServerLink
+from lensmux.daemon.wire import envelope as ev
+from lensmux.daemon.wire.envelope import ErrorCode
+from lensmux.daemon.wire.framing import FrameLimits, WireError
+
+log = logging.getLogger(__name__)
+
+BACKOFF_START = 0.5
+BACKOFF_MAX = 30.0
+
+
+class InstanceKey(NamedTuple):
+    """What makes two clients share a server process."""
+
+    server: str
+    fingerprint: str
+    root: Path
+
+
+class InstanceError(Exception):
+    """Base of instance failures reported to callers."""
+
+
+class ServerUnavailable(InstanceError):
+    """The server is not running and cannot answer (crashed, missing, stopping)."""
+
+
+class RequestTimedOut(InstanceError):
+    """The server did not answer within the method's timeout."""
+
+
+class ServerRequestFailed(InstanceError):
+    """The server answered one of the daemon's own requests with an error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(slots=True)
+class ExitRecord:
+    """Why the server process last ended."""
+
+    at: float
+    reason: str
+
+
+class Instance:
+    """State of one shared server: clients, documents, requests, registrations."""
+
+    def __init__(self, key: InstanceKey, config: ServerConfig, adapter: Adapter, daemon: DaemonConfig) -> None:
+        self.key = key
+        self.config = config
+        self.adapter = adapter
+        self.daemon_config = daemon
+        self.limits = FrameLimits(daemon.max_header_bytes, daemon.max_body_bytes)
+        self.state = "starting"
+        self.clients: dict[int, ClientSession] = {}
+        self.documents = DocumentStore()
+        self.pending = PendingTable()
+        self.registrations: dict[str, dict[str, Any]] = {}
+        self.progress_routes: dict[Any, set[int]] = {}
+        self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
+        self.init_params: dict[str, Any] | None = None
+        self.init_result: Raw | None = None
+        self.link: ServerLink | None = None
+        self.restarts = 0
+        self.last_exit: ExitRecord | None = None
+        self.requests_served = 0
+        self.created = time.time()
+        self.idle_since: float | None = time.monotonic()
+        self.failure: str | None = None
+        self._params_set = anyio.Event()
+        self._ready = anyio.Event()
+        self._stopped = anyio.Event()
+        self._scope = anyio.CancelScope()
+        self._last_client: ClientSession | None = None
+
+    @property
+    def name(self) -> str:
+        """`server@root`, for logs."""
+        return f"{self.key.server}@{self.key.root}"
+
+    @property
+    def ready(self) -> bool:
+        """Initialized and serving."""
+        return self._ready.is_set() and self.link is not None
+
+    @property
+    def stopped(self) -> bool:
+        """The supervisor has ended for good."""
+        return self._stopped.is_set()
+
+    # -- clients ---------------------------------------------------------
+
+    async def attach(self, client: ClientSession, client_params: dict[str, Any]) -> Raw:
+        """Add a client; return the InitializeResult once the server has one."""
+        if self.stopped:
+            raise ServerUnavailable(f"{self.name} has stopped: {self.failure or 'idle'}")
+        self.clients[client.id] = client
+        self.idle_since = None
+        self._last_client = client
+        if self.init_params is None:
+            self.init_params = self.adapter.initialize_params(client_params, self.key.root, _pid())
+            self._params_set.set()
+        while not self._ready.is_set():
+            if self.stopped:
+                self.clients.pop(client.id, None)
+                raise ServerUnavailable(f"{self.name} failed to start: {self.failure}")
+            with anyio.move_on_after(0.25):
+                await self._ready.wait()
+        assert self.init_result is not None
+        return self.init_result
+
+    def touch(self, client: ClientSession) -> None:
+        """Remember the most recently active client for unrouted server requests."""
+        self._last_client = client
+
+    def last_active_client(self) -> ClientSession | None:
+        """The client a server request with no obvious owner goes to."""
+        owner = self.pending.most_recent_client()
+        if owner is not None and owner.id in self.clients:
+            return owner
+        if self._last_client is not None and self._last_client.id in self.clients:
+            return self._last_client
+        return max(self.clients.values(), key=lambda c: c.last_active, default=None)
+
+    async def wait_ready(self, timeout: float) -> bool:
+        """Wait up to `timeout` for the server to be initialized; False if it is not."""
+        with anyio.move_on_after(timeout):
+            while not self.ready and not self.stopped:
+                ready = self._ready
+                with anyio.move_on_after(0.25):
+                    await ready.wait()
+        return self.ready
+
+    # -- the daemon's own requests ----------------------------------------
+
+    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
+        """Send a request of the daemon's own and return its decoded result."""
+        await self.wait_ready(timeout or self.config.timeouts.for_method(method))
+        if not self.ready:
+            raise ServerUnavailable(f"{self.name} is not running ({self.state})")
+        entry = self.pending.add_internal(method)
+        await self.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
+        assert entry.done is not None
+        with anyio.move_on_after(timeout or self.config.timeouts.for_method(method)):
+            await entry.done.wait()
+        if not entry.done.is_set():
+            self.pending.pop(entry.server_id)
+            await self.cancel_at_server(entry.server_id)
+            raise RequestTimedOut(f"{self.name}: {method} timed out")
+        if entry.failure is not None:
+            raise ServerUnavailable(entry.failure)
+        assert entry.reply is not None
+        err = ev.error_of(entry.reply.error)
+        if err is not None:
+            raise ServerRequestFailed(err.code, f"{self.name}: {method}: {err.message}")
+        return ev.decode_value(entry.reply.result)
+
+    async def send_to_server(self, body: bytes) -> None:
+        """Write to the current server process; a dead pipe is the supervisor's to notice."""
+        link = self.link
+        if link is None:
+            raise ServerUnavailable(f"{self.name} is not running ({self.state})")
+        try:
+            await link.send(body)
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+            raise ServerUnavailable(f"{self.name}: write failed: {exc}") from exc
+
+    async def notify_server(self, method: str, params: Any) -> None:
+        """Send a notification the daemon built."""
+        await self.send_to_server(ev.notification(method, ev.encode_value(params)))
+
+    async def cancel_at_server(self, server_id: int) -> None:
+        """Best-effort `$/cancelRequest` for a request the daemon gave up on."""
+        try:
+            await self.notify_server("$/cancelRequest", {"id": server_id})
+        except ServerUnavailable:
+            pass
+
+    # -- supervision ------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the supervisor to shut the server down and end."""
+        self._scope.cancel()
+
+    async def run_task(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Supervise the server until stopped, idle or hopelessly failing."""
+        from lensmux.daemon import routing  # routing needs Instance; break the cycle here
+
+        task_status.started()
+        backoff = BACKOFF_START
+        try:
+            with self._scope:
+                await self._params_set.wait()
+                while True:
+                    started_at = time.monotonic()
+                    reason = await self._run_once(routing)
+                    if self.failure is not None:
+                        return
+                    self.restarts += 1
+                    if time.monotonic() - started_at > 60:
+                        backoff = BACKOFF_START
+                    delay = backoff * random.uniform(0.8, 1.2)
+                    log.warning("%s: server exited (%s); restart %d in %.1fs", self.name, reason, self.restarts, delay)
+                    self.state = "restarting"
+                    await anyio.sleep(delay)
+                    backoff = min(backoff * 2, BACKOFF_MAX)
+        finally:
+            self.state = "stopped"
+            self._ready = anyio.Event()
+            self._stopped.set()
+            for entry in self.pending.drain():
+                routing.fail_pending(self, entry, f"{self.key.server} stopped")
+            for client in list(self.clients.values()):
+                client.close(f"{self.key.server} instance stopped")
+
+    async def _run_once(self, routing: Any) -> str:
+        """Run one server process from spawn to exit; return why it ended."""
+        assert self.init_params is not None
+        try:
+            argv = self.adapter.command(self.key.root, _pid())
+            link = await ServerLink.start(argv, self.adapter.environment(), self.key.root, self.key.server, self.limits)
+        except (AdapterError, SpawnFailed) as exc:
+            self.failure = str(exc)
+            log.error("%s: %s", self.name, exc)
+            return self.failure
+        self.link = link
+        reason = "exited"
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(link.stderr_task)
+                tg.start_soon(routing.timeout_task, self)
+                tg.start_soon(self._idle_task)
+                try:
+                    reason = await self._serve(link, routing, tg)
+                finally:
+                    tg.cancel_scope.cancel()
+        finally:
+            self.link = None
+            self._ready = anyio.Event()
+            code = await link.stop(self.daemon_config.shutdown_grace if reason == "stopping" else 0.5)
+            reason = f"{reason} (exit code {code})"
+            self.last_exit = ExitRecord(time.time(), reason)
+            for entry in self.pending.drain():
+                routing.fail_pending(self, entry, f"{self.key.server} {reason}")
+        return reason
+
+    async def _serve(self, link: ServerLink, routing: Any, tg: anyio.abc.TaskGroup) -> str:
+        assert self.init_params is not None
+        entry = self.pending.add_internal("initialize")
+        await link.send(ev.request(entry.server_id, "initialize", ev.encode_value(self.init_params)))
+        tg.start_soon(self._initialize_task, entry, routing)
+        try:
+            while True:
+                body = await link.reader.read()
+                if body is None:
+                    return "server closed its output"
+                await routing.from_server(self, ev.decode(body))
+        except WireError as exc:
+            # A server that writes garbage cannot be trusted with more input.
+            log.error("%s: bad output from server: %s", self.name, exc)
+            return f"bad output: {exc}"
+        except anyio.get_cancelled_exc_class():
+            raise
+
+    async def _initialize_task(self, entry: Pending, routing: Any) -> None:
+        assert entry.done is not None
+        await entry.done.wait()
+        if entry.failure is not None or entry.reply is None:
+            return
+        err = ev.error_of(entry.reply.error)
+        if err is not None:
+            self.failure = f"initialize failed: {err.message}"
+            log.error("%s: %s", self.name, self.failure)
+            self.stop()
+            return
+        self.init_result = routing.client_initialize_result(self, entry.reply.result)
+        await self.notify_server("initialized", {})
+        for notice in self.documents.replay():
+            await self.notify_server(notice.method, notice.params)
+        self.state = "running"
+        self._ready.set()
+        log.info("%s: ready (pid %d)", self.name, self.link.pid if self.link else -1)
+
+    async def _idle_task(self) -> None:
+        idle = self.daemon_config.idle_timeout
+        while True:
+            await anyio.sleep(min(max(idle / 4, 0.05), 5.0))
+            if self.clients or self.idle_since is None:
+                continue
+            if time.monotonic() - self.idle_since >= idle:
+                log.info("%s: idle for %.0fs with no clients; shutting down", self.name, idle)
+                await self.shutdown_server()
+                self.failure = "idle"
+                self.stop()
+                return
+
+    async def shutdown_server(self) -> None:
+        """Polite LSP shutdown + exit; the process stop escalates if ignored."""
+        with anyio.move_on_after(self.daemon_config.shutdown_grace, shield=True):
+            try:
+                await self.request("shutdown", None, timeout=self.daemon_config.shutdown_grace)
+                await self.notify_server("exit", None)
+            except InstanceError:
+                pass
+
+    def status(self) -> dict[str, Any]:
+        """What `lensmux status` shows of this instance."""
+        link = self.link
+        return {
+            "server": self.key.server,
+            "root": str(self.key.root),
+            "pid": link.pid if link else None,
+            "state": self.state,
+            "uptime_s": round(time.time() - link.started, 1) if link else 0.0,
+            "clients": sorted(self.clients),
+            "open_documents": len(self.documents),
+            "requests_served": self.requests_served,
+            "in_flight": len(self.pending),
+            "restarts": self.restarts,
+            "last_exit": self.last_exit.reason if self.last_exit else None,
+            "indexing": self.adapter.indexing(),
+            "failure": self.failure,
+        }
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()
+
+
+__all__ = ["ErrorCode", "Instance", "InstanceKey", "RequestTimedOut", "ServerUnavailable"]

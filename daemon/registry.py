@@ -1,0 +1,97 @@
+"""Instances by key: the first client of a (server, root) starts one, later ones share it."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import TaskGroup
+from msgspec import Raw
+
+from lensmux.adapters.registry import adapter_for
+from lensmux.daemon.client_session import ClientSession
+from lensmux.daemon.config import Config
+from lensmux.daemon.instance import Instance, InstanceKey, ServerUnavailable
+from lensmux.daemon.paths import uri_to_path
+
+log = logging.getLogger(__name__)
+
+
+class UnknownRoot(Exception):
+    """initialize named no usable local workspace root."""
+
+
+def root_hint(params: dict[str, Any]) -> Path:
+    """The directory a client's initialize names as its workspace."""
+    candidates: list[str] = []
+    if isinstance(params.get("rootUri"), str):
+        candidates.append(params["rootUri"])
+    for folder in params.get("workspaceFolders") or []:
+        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
+            candidates.append(folder["uri"])
+    for uri in candidates:
+        path = uri_to_path(uri)
+        if path is not None:
+            return path
+    if isinstance(params.get("rootPath"), str) and params["rootPath"]:
+        return Path(params["rootPath"])
+    raise UnknownRoot("initialize has no rootUri, workspaceFolders or rootPath with a local path")
+
+
+class InstanceRegistry:
+    """Live instances, created on demand inside the daemon's task group."""
+
+    def __init__(self, tg: TaskGroup, config: Config) -> None:
+        self._tg = tg
+        self.config = config
+        self._instances: dict[InstanceKey, Instance] = {}
+
+    def instances(self) -> list[Instance]:
+        """Every instance not yet stopped."""
+        return [i for i in self._instances.values() if not i.stopped]
+
+    def find(self, server: str, root: Path) -> Instance | None:
+        """The live instance of `server` whose root is `root`."""
+        for inst in self.instances():
+            if inst.key.server == server and inst.key.root == root:
+                return inst
+        return None
+
+    def key_for(self, server: str, hint: Path) -> InstanceKey:
+        """Normalise a client's root to the server's root markers."""
+        cfg = self.config.servers[server]
+        root = adapter_for(cfg).find_root(hint.resolve())
+        return InstanceKey(server, cfg.fingerprint(), root)
+
+    def get_or_create(self, key: InstanceKey) -> Instance:
+        """The live instance for `key`, started if there is none."""
+        inst = self._instances.get(key)
+        if inst is None or inst.stopped:
+            cfg = self.config.servers[key.server]
+            inst = Instance(key, cfg, adapter_for(cfg), self.config.daemon)
+            self._instances[key] = inst
+            self._tg.start_soon(inst.run_task)
+            log.info("new instance %s", inst.name)
+        return inst
+
+    async def attach(self, server: str, client: ClientSession, params: dict[str, Any]) -> tuple[Instance, Raw]:
+        """Attach a client by its initialize params; return the instance and InitializeResult."""
+        if server not in self.config.servers:
+            raise ServerUnavailable(f"server {server!r} is not configured")
+        key = self.key_for(server, root_hint(params))
+        inst = self.get_or_create(key)
+        return inst, await inst.attach(client, params)
+
+    async def shutdown_all(self) -> None:
+        """Politely stop every server, in parallel, bounded by the grace period."""
+        async with anyio.create_task_group() as tg:
+            for inst in self.instances():
+                tg.start_soon(self._stop_one, inst)
+
+    @staticmethod
+    async def _stop_one(inst: Instance) -> None:
+        if inst.ready:
+            await inst.shutdown_server()
+        inst.stop()

@@ -1,0 +1,1 @@
+"""systemd integration: socket activation, sd_notify, unit files, logging."""

@@ -1,0 +1,164 @@
+"""JSON-RPC 2.0 envelopes decoded once with msgspec; payloads stay raw bytes.
+
+`params`, `result` and `error` are `msgspec.Raw`: a message that is only
+forwarded is re-encoded around the same payload bytes, never parsed.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from lensmux.daemon.wire.framing import WireError
+
+Id = int | str
+
+
+class ErrorCode(enum.IntEnum):
+    """JSON-RPC and LSP error codes the daemon sends."""
+
+    PARSE_ERROR = -32700
+    INVALID_REQUEST = -32600
+    METHOD_NOT_FOUND = -32601
+    INVALID_PARAMS = -32602
+    INTERNAL_ERROR = -32603
+    SERVER_NOT_INITIALIZED = -32002
+    UNKNOWN_ERROR = -32001
+    REQUEST_FAILED = -32803
+    SERVER_CANCELLED = -32802
+    REQUEST_CANCELLED = -32800
+
+
+class EnvelopeError(WireError):
+    """A well-framed body that is not a usable JSON-RPC message."""
+
+    code: ErrorCode = ErrorCode.INVALID_REQUEST
+
+
+class ParseError(EnvelopeError):
+    """The body is not valid UTF-8 JSON."""
+
+    code = ErrorCode.PARSE_ERROR
+
+
+class InvalidRequest(EnvelopeError):
+    """Valid JSON, but not a JSON-RPC request, notification or response."""
+
+    code = ErrorCode.INVALID_REQUEST
+
+
+class Envelope(msgspec.Struct, omit_defaults=False):
+    """One JSON-RPC message; exactly one of the three shapes after `classify`."""
+
+    jsonrpc: str = "2.0"
+    id: Id | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+    @property
+    def is_request(self) -> bool:
+        """A method and an id: it wants an answer."""
+        return self.method is not UNSET and self.id is not UNSET
+
+    @property
+    def is_notification(self) -> bool:
+        """A method and no id."""
+        return self.method is not UNSET and self.id is UNSET
+
+    @property
+    def is_response(self) -> bool:
+        """An id and a result or error, no method."""
+        return self.method is UNSET
+
+
+class ErrorObject(msgspec.Struct, omit_defaults=True):
+    """The `error` member of a response."""
+
+    code: int
+    message: str
+    data: Any = None
+
+
+_decoder = msgspec.json.Decoder(Envelope)
+_encoder = msgspec.json.Encoder()
+_error_decoder = msgspec.json.Decoder(ErrorObject)
+NULL = Raw(b"null")
+
+
+def decode(body: bytes) -> Envelope:
+    """Decode and classify a body; raise ParseError or InvalidRequest."""
+    try:
+        # msgspec only checks UTF-8 inside strings it decodes; payloads kept raw
+        # are not looked at, so check the whole body once here.
+        body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ParseError(f"body is not valid UTF-8 (byte {exc.start})") from None
+    try:
+        env = _decoder.decode(body)
+    except msgspec.ValidationError as exc:
+        if body.lstrip()[:1] == b"[":
+            raise InvalidRequest("batch messages are not supported by LSP") from None
+        raise InvalidRequest(f"not a JSON-RPC message: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise ParseError(f"invalid JSON: {exc}") from None
+    if env.method is UNSET:
+        if env.id is UNSET:
+            raise InvalidRequest("message has neither method nor id")
+        if env.result is UNSET and env.error is UNSET:
+            raise InvalidRequest("response has neither result nor error")
+    elif env.id is None:
+        raise InvalidRequest("request id must not be null")
+    return env
+
+
+def encode(env: Envelope) -> bytes:
+    """Encode an envelope; raw payloads are copied verbatim."""
+    return _encoder.encode(env)
+
+
+def encode_value(value: Any) -> Raw:
+    """Encode a Python value as a raw payload."""
+    return Raw(_encoder.encode(value))
+
+
+def decode_value(raw: Raw | UnsetType) -> Any:
+    """Parse a raw payload the daemon itself needs to read."""
+    if raw is UNSET:
+        return None
+    return msgspec.json.decode(raw)
+
+
+def request(id_: Id, method: str, params: Raw | UnsetType = UNSET) -> bytes:
+    """Encode a request."""
+    return _encoder.encode(Envelope(id=id_, method=method, params=params))
+
+
+def notification(method: str, params: Raw | UnsetType = UNSET) -> bytes:
+    """Encode a notification."""
+    return _encoder.encode(Envelope(method=method, params=params))
+
+
+def response(id_: Id | None, result: Raw) -> bytes:
+    """Encode a successful response."""
+    return _encoder.encode(Envelope(id=id_, result=result))
+
+
+def error_response(id_: Id | None, code: int, message: str, data: Any = None) -> bytes:
+    """Encode an error response."""
+    err = ErrorObject(code=int(code), message=message, data=data)
+    return _encoder.encode(Envelope(id=id_, error=Raw(_encoder.encode(err))))
+
+
+def error_of(raw: Raw | UnsetType) -> ErrorObject | None:
+    """Read the error member of a response, if it is a well-formed one."""
+    if raw is UNSET:
+        return None
+    try:
+        return _error_decoder.decode(raw)
+    except msgspec.DecodeError:
+        return None

@@ -1,0 +1,142 @@
+"""LSP base protocol framing: `Content-Length` headers around UTF-8 JSON bodies.
+
+Errors raised here mean the byte stream cannot be resynchronised; the caller
+logs them and closes the connection. Errors in a well-framed body are the
+envelope module's business.
+
+    WireError
+     ├── FramingError            (stream unusable: close it)
+     │    ├── HeaderTooLarge
+     │    ├── BodyTooLarge
+     │    ├── MalformedHeader
+     │    └── TruncatedMessage
+     └── EnvelopeError           (see envelope.py: answer and carry on)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.streams.buffered import BufferedByteReceiveStream
+
+DEFAULT_MAX_HEADER = 8 * 1024
+DEFAULT_MAX_BODY = 64 * 1024 * 1024
+_HEADER_END = b"\r\n\r\n"
+_ACCEPTED_CHARSETS = frozenset({"utf-8", "utf8"})
+
+
+class WireError(Exception):
+    """Base of everything the wire layer raises."""
+
+
+class FramingError(WireError):
+    """The stream is not valid LSP framing and cannot be resynchronised."""
+
+
+class HeaderTooLarge(FramingError):
+    """The header block exceeds the configured cap."""
+
+
+class BodyTooLarge(FramingError):
+    """Content-Length exceeds the configured body cap."""
+
+
+class MalformedHeader(FramingError):
+    """A header line is not `Name: value`, or Content-Length is missing or bad."""
+
+
+class TruncatedMessage(FramingError):
+    """The peer closed the stream in the middle of a message."""
+
+
+@dataclass(frozen=True, slots=True)
+class FrameLimits:
+    """Caps on one message, a security property as much as a memory one."""
+
+    max_header: int = DEFAULT_MAX_HEADER
+    max_body: int = DEFAULT_MAX_BODY
+
+
+def parse_header_block(block: bytes, limits: FrameLimits) -> int:
+    """Return the body length announced by a header block (without the blank line)."""
+    length: int | None = None
+    for raw_line in block.split(b"\r\n"):
+        name, sep, value = raw_line.partition(b":")
+        if not sep:
+            raise MalformedHeader(f"header line without ':': {raw_line[:60]!r}")
+        key = name.strip().lower()
+        val = value.strip()
+        if key == b"content-length":
+            if length is not None:
+                raise MalformedHeader("Content-Length given twice")
+            if not val.isdigit():
+                raise MalformedHeader(f"Content-Length is not a non-negative integer: {val[:30]!r}")
+            length = int(val)
+        elif key == b"content-type":
+            _check_content_type(val)
+        # Other headers are allowed by the specification and ignored.
+    if length is None:
+        raise MalformedHeader("no Content-Length header")
+    if length > limits.max_body:
+        raise BodyTooLarge(f"Content-Length {length} exceeds the cap of {limits.max_body} bytes")
+    return length
+
+
+def _check_content_type(value: bytes) -> None:
+    for param in value.split(b";")[1:]:
+        key, _, charset = param.partition(b"=")
+        if key.strip().lower() == b"charset":
+            name = charset.strip().strip(b'"').decode("ascii", "replace").lower()
+            if name not in _ACCEPTED_CHARSETS:
+                raise MalformedHeader(f"unsupported charset {name!r}")
+
+
+def frame(body: bytes) -> bytes:
+    """Wrap one encoded JSON body in its header."""
+    return b"Content-Length: %d\r\n\r\n%b" % (len(body), body)
+
+
+class FrameReader:
+    """Reads one message body at a time from a byte stream."""
+
+    def __init__(self, stream: ByteReceiveStream, limits: FrameLimits | None = None) -> None:
+        self._stream = BufferedByteReceiveStream(stream)
+        self._limits = limits or FrameLimits()
+
+    async def read(self) -> bytes | None:
+        """Return the next body, or None when the peer ended the stream cleanly."""
+        limits = self._limits
+        try:
+            block = await self._stream.receive_until(_HEADER_END, limits.max_header)
+        except anyio.IncompleteRead:
+            if self._stream.buffer.strip():
+                raise TruncatedMessage("stream ended inside a header block") from None
+            return None
+        except anyio.DelimiterNotFound:
+            raise HeaderTooLarge(f"no end of headers within {limits.max_header} bytes") from None
+        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return None
+        length = parse_header_block(block.strip(b"\r\n"), limits)
+        try:
+            return await self._stream.receive_exactly(length)
+        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
+            raise TruncatedMessage(f"stream ended inside a {length}-byte body") from None
+
+
+class FrameWriter:
+    """Writes framed messages; one `send` is one message, never interleaved."""
+
+    def __init__(self, stream: ByteSendStream) -> None:
+        self._stream = stream
+        self._lock = anyio.Lock()
+
+    async def send(self, body: bytes) -> None:
+        """Frame and send one body."""
+        async with self._lock:
+            await self._stream.send(frame(body))
+
+    async def aclose(self) -> None:
+        """Close the underlying stream."""
+        await self._stream.aclose()

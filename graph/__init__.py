@@ -1,0 +1,1 @@
+"""Semantic index and hybrid search."""

@@ -1,0 +1,1 @@
+"""Embedding model: ONNX graph built from packaged weights, quantised, tokenised."""

@@ -1,0 +1,1 @@
+"""Persistent per-root index: SQLite (files, symbols, chunks, FTS5) and hnswlib vectors."""

@@ -1,0 +1,1 @@
+"""Hybrid search pipeline: seeds, live expansion, graph, clusters, rerank, context."""

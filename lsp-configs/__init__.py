@@ -1,0 +1,1 @@
+"""Embedded language-server configurations (TOML data)."""
