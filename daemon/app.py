@@ -122,6 +122,15 @@ class Daemon:
             tg.start_soon(self._connection_task, name, stream)
 
     async def _connection_task(self, name: str, stream: SocketStream) -> None:
+        # A bug met by one connection ends that connection, never the daemon.
+        try:
+            await self._serve_connection(name, stream)
+        except Exception:
+            log.exception("%s: connection task failed; closing that connection", name)
+            with anyio.CancelScope(shield=True):
+                await stream.aclose()
+
+    async def _serve_connection(self, name: str, stream: SocketStream) -> None:
         pid = listeners.peer_allowed(stream, f"{name}.sock")
         if pid is None:
             await stream.aclose()
@@ -156,11 +165,11 @@ class Daemon:
                 client.close("client exit")
             return
         if env.method != "initialize":
-            client.reply_error(env.id, ErrorCode.SERVER_NOT_INITIALIZED, "the first request must be initialize")
+            client.reply_error(env.rid, ErrorCode.SERVER_NOT_INITIALIZED, "the first request must be initialize")
             return
         params = ev.decode_value(env.params)
         if not isinstance(params, dict):
-            client.reply_error(env.id, ErrorCode.INVALID_PARAMS, "initialize params must be an object")
+            client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params must be an object")
             return
         info = params.get("clientInfo") or {}
         client.name = f"{info.get('name', 'client')}-{client.id}"
@@ -169,13 +178,13 @@ class Daemon:
         try:
             instance, result = await self.registry.attach(name, client, params)
         except UnknownRoot as exc:
-            client.reply_error(env.id, ErrorCode.INVALID_PARAMS, str(exc))
+            client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, str(exc))
             return
         except InstanceError as exc:
-            client.reply_error(env.id, ErrorCode.REQUEST_FAILED, str(exc))
+            client.reply_error(env.rid, ErrorCode.REQUEST_FAILED, str(exc))
             return
         attached.append(instance)
-        client.send(ev.response(env.id, result))
+        client.send(ev.response(env.rid, result))
 
     # -- control methods ---------------------------------------------------
 

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import ByteStream
 
 from lensmux.daemon.wire import envelope as ev
-from lensmux.daemon.wire.envelope import Envelope, Id
+from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
 from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter, FramingError
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,13 @@ class ClientSession:
                 continue
             if env.is_request:
                 self.requests += 1
-            await handler(self, env)
+            try:
+                await handler(self, env)
+            except Exception:
+                # One message that trips a bug costs that message, not the connection.
+                log.exception("%s: handling %s failed", self.name, env.method)
+                if env.is_request:
+                    self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
     async def _on_response(self, env: Envelope) -> None:
         assert env.id is not ev.UNSET

@@ -101,6 +101,7 @@ class Instance:
         self._stopped = anyio.Event()
         self._scope = anyio.CancelScope()
         self._last_client: ClientSession | None = None
+        self._waiting = 0
 
     @property
     def name(self) -> str:
@@ -123,18 +124,27 @@ class Instance:
         """Add a client; return the InitializeResult once the server has one."""
         if self.stopped:
             raise ServerUnavailable(f"{self.name} has stopped: {self.failure or 'idle'}")
+        # A client joins `clients` only once the server is ready: until then it
+        # must not receive server traffic, and a failed start answers it itself.
+        self.idle_since = None
+        self._waiting += 1
+        try:
+            if self.init_params is None:
+                self.init_params = self.adapter.initialize_params(client_params, self.key.root, _pid())
+                self._params_set.set()
+            while not self._ready.is_set():
+                if self.stopped:
+                    raise ServerUnavailable(f"{self.name} failed to start: {self.failure}")
+                ready = self._ready
+                with anyio.move_on_after(0.25):
+                    await ready.wait()
+        finally:
+            self._waiting -= 1
+            if not self.clients and not self._waiting:
+                self.idle_since = time.monotonic()
         self.clients[client.id] = client
         self.idle_since = None
         self._last_client = client
-        if self.init_params is None:
-            self.init_params = self.adapter.initialize_params(client_params, self.key.root, _pid())
-            self._params_set.set()
-        while not self._ready.is_set():
-            if self.stopped:
-                self.clients.pop(client.id, None)
-                raise ServerUnavailable(f"{self.name} failed to start: {self.failure}")
-            with anyio.move_on_after(0.25):
-                await self._ready.wait()
         assert self.init_result is not None
         return self.init_result
 
@@ -222,7 +232,12 @@ class Instance:
                 await self._params_set.wait()
                 while True:
                     started_at = time.monotonic()
-                    reason = await self._run_once(routing)
+                    try:
+                        reason = await self._run_once(routing)
+                    except Exception as exc:
+                        # A bug here must cost this instance a restart, not the daemon.
+                        log.exception("%s: supervisor error", self.name)
+                        reason = f"internal error: {exc}"
                     if self.failure is not None:
                         return
                     self.restarts += 1
@@ -314,7 +329,7 @@ class Instance:
         idle = self.daemon_config.idle_timeout
         while True:
             await anyio.sleep(min(max(idle / 4, 0.05), 5.0))
-            if self.clients or self.idle_since is None:
+            if self.clients or self._waiting or self.idle_since is None:
                 continue
             if time.monotonic() - self.idle_since >= idle:
                 log.info("%s: idle for %.0fs with no clients; shutting down", self.name, idle)

@@ -83,7 +83,7 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     assert env.id is not UNSET and env.id is not None
     if method == "initialize":
-        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+        client.reply_error(env.rid, ErrorCode.INVALID_REQUEST, "initialize was already sent")
         return
     if method == "shutdown":
         # A client's shutdown ends that client only; the server stays for the others.
@@ -91,17 +91,19 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         client.reply(env.id, None)
         return
     if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
+        client.reply_error(
+            env.rid, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})"
+        )
         return
     entry = instance.pending.add_client(method, client, env.id)
     params = env.params
-    if params is not UNSET and any(k in params for k in _TOKEN_KEYS):
+    if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
         params = _rewrite_tokens(instance, client, entry, params)
     try:
         await instance.send_to_server(ev.request(entry.server_id, method, params))
     except ServerUnavailable as exc:
         instance.pending.pop(entry.server_id)
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, str(exc))
+        client.reply_error(env.rid, ErrorCode.REQUEST_FAILED, str(exc))
 
 
 def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, params: Raw) -> Raw:
@@ -191,7 +193,7 @@ async def from_server(instance: Instance, env: Envelope) -> None:
 
 
 def _server_response(instance: Instance, env: Envelope) -> None:
-    entry = instance.pending.pop(env.id)
+    entry = instance.pending.pop(env.rid)
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
         return
@@ -287,8 +289,8 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
         return
     token = head.token
     if isinstance(token, str) and token in instance.client_tokens:
-        client, original = instance.client_tokens[token]
-        client.send(ev.notification("$/progress", ev.encode_value({"token": original, "value": head.value})))
+        owner, original = instance.client_tokens[token]
+        owner.send(ev.notification("$/progress", ev.encode_value({"token": original, "value": head.value})))
         return
     if isinstance(head.value, dict):
         instance.adapter.observe_progress(token, head.value)

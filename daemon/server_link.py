@@ -54,7 +54,7 @@ class ServerLink:
                 pass
             if not await proc.wait_exit(self.process, min(grace, 1.0)):
                 await proc.terminate(self.process, grace)
-            return self.process.returncode
+        return self.process.returncode
 
     async def stderr_task(self) -> None:
         """Log the server's stderr line by line, bounded, never blocking it."""

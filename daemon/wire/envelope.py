@@ -16,6 +16,18 @@ from lensmux.daemon.wire.framing import WireError
 
 Id = int | str
 
+__all__ = [
+    "NULL",
+    "UNSET",
+    "Envelope",
+    "EnvelopeError",
+    "ErrorCode",
+    "ErrorObject",
+    "Id",
+    "InvalidRequest",
+    "ParseError",
+]
+
 
 class ErrorCode(enum.IntEnum):
     """JSON-RPC and LSP error codes the daemon sends."""
@@ -59,6 +71,11 @@ class Envelope(msgspec.Struct, omit_defaults=False):
     params: Raw | UnsetType = UNSET
     result: Raw | UnsetType = UNSET
     error: Raw | UnsetType = UNSET
+
+    @property
+    def rid(self) -> Id | None:
+        """The id, with an absent one as None."""
+        return None if isinstance(self.id, UnsetType) else self.id
 
     @property
     def is_request(self) -> bool:

@@ -1,0 +1,176 @@
+"""Routing details checked against the scripted fake server (it reports what it saw)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from support.daemon_proc import DaemonProc, running_daemon, wait_until
+from support.fake_servers import FAKE_LSP_SERVER
+from support.lspclient import LspClient, LspResponseError
+
+pytestmark = [pytest.mark.anyio]
+
+
+def fake_config(*flags: str, settings: str = "") -> str:
+    """A config adding the fake server as `fake`."""
+    args = json.dumps([str(FAKE_LSP_SERVER), *flags])
+    return (
+        f"[servers.fake]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n"
+        'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n' + settings
+    )
+
+
+@pytest.fixture
+def fake_daemon(tmp_path: Path) -> Iterator[DaemonProc]:
+    """A daemon whose `fake` server is the scripted fake."""
+    settings = '[servers.fake.settings.fakeSection]\nanswer = 42\n[servers.fake.timeouts]\n"textDocument/hover" = 30\n'
+    with running_daemon(tmp_path / "d", fake_config("--hang-on", "textDocument/hover", settings=settings)) as d:
+        yield d
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    """An empty workspace with a text file."""
+    path = tmp_path / "ws"
+    (path / ".git").mkdir(parents=True)
+    (path / "a.txt").write_text("alpha\nbeta\n")
+    return path
+
+
+async def test_workspace_configuration_is_answered_by_the_daemon(fake_daemon: DaemonProc, root: Path) -> None:
+    async with LspClient.over_process(fake_daemon.client_argv("fake")) as client:
+        await client.initialize(root)
+        items = [{"section": "fakeSection"}, {"section": "fakeSection.answer"}, {"section": "missing"}]
+        reply = await client.request(
+            "fake/askClient", {"method": "workspace/configuration", "params": {"items": items}}
+        )
+        assert reply["result"] == [{"answer": 42}, 42, None]
+        assert not any(m == "workspace/configuration" for m, _ in client.server_requests)
+
+
+async def test_same_request_ids_from_two_clients_reach_the_right_client(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
+        await a.initialize(root)
+        await b.initialize(root)
+        results: dict[str, Any] = {}
+
+        async def ask(client: LspClient, tag: str) -> None:
+            for i in range(20):
+                results[f"{tag}{i}"] = await client.request("fake/echo", {"tag": tag, "i": i})
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ask, a, "a")
+            tg.start_soon(ask, b, "b")
+        assert all(results[f"{t}{i}"] == {"tag": t, "i": i} for t in "ab" for i in range(20))
+
+
+async def test_registrations_are_replayed_to_a_client_that_joins_later(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    reg = {
+        "id": "watch-1",
+        "method": "workspace/didChangeWatchedFiles",
+        "registerOptions": {"watchers": [{"globPattern": "**/*.txt"}]},
+    }
+    async with LspClient.over_process(argv, name="first") as first:
+        await first.initialize(root)
+        await first.request("fake/registerCapability", {"registrations": [reg]})
+        wait_until(lambda: any(m == "client/registerCapability" for m, _ in first.server_requests), what="registration")
+        async with LspClient.over_process(argv, name="late") as late:
+            await late.initialize(root)
+            await late.request("fake/echo", {})
+            with anyio.fail_after(10):
+                while not any(m == "client/registerCapability" for m, _ in late.server_requests):
+                    await anyio.sleep(0.05)
+            replayed = [p for m, p in late.server_requests if m == "client/registerCapability"]
+            assert replayed[0]["registrations"][0]["id"] == "watch-1"
+
+
+async def test_server_progress_reaches_clients_after_create(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
+        await a.initialize(root)
+        await b.initialize(root)
+        token = (await a.request("fake/progress", {"token": "work-1"}))["token"]
+        for client in (a, b):
+            end = await client.wait_notification("$/progress", lambda p: p["value"]["kind"] == "end", timeout=10)
+            assert end["token"] == token
+            created = [p["token"] for m, p in client.server_requests if m == "window/workDoneProgress/create"]
+            assert created == [token]
+            kinds = [p["value"]["kind"] for p in client.notifications_of("$/progress")]
+            assert kinds == ["begin", "report", "end"]
+
+
+async def test_apply_edit_goes_to_the_client_whose_request_caused_it(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
+        await a.initialize(root)
+        await b.initialize(root)
+        edit = {"edit": {"changes": {}}, "label": "fix"}
+        reply = await b.request("fake/askClient", {"method": "workspace/applyEdit", "params": edit})
+        assert reply["result"] == {"applied": True}
+        assert [m for m, _ in b.server_requests if m == "workspace/applyEdit"]
+        assert not [m for m, _ in a.server_requests if m == "workspace/applyEdit"]
+
+
+async def test_cancel_is_forwarded_with_the_rewritten_id(fake_daemon: DaemonProc, root: Path) -> None:
+    async with LspClient.over_process(fake_daemon.client_argv("fake")) as client:
+        await client.initialize(root)
+        uri = await client.open(root / "a.txt", "plaintext")
+        hover = await client.start_request(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+        )
+        await hover.cancel()
+        with pytest.raises(LspResponseError) as err:
+            await hover.result(timeout=10)
+        assert err.value.code == -32800
+
+        async def server_saw_cancel() -> tuple[Any, list[Any]]:
+            requests = await client.request("fake/requests")
+            log = await client.request("fake/log")
+            hover_ids = [rid for m, rid in requests if m == "textDocument/hover"]
+            cancels = [p["id"] for m, p in log if m == "$/cancelRequest"]
+            return hover_ids, cancels
+
+        with anyio.fail_after(10):
+            while True:
+                hover_ids, cancels = await server_saw_cancel()
+                if cancels:
+                    break
+                await anyio.sleep(0.05)
+        assert cancels == hover_ids
+        # The client's next request is unaffected.
+        assert await client.request("fake/echo", {"x": 1}) == {"x": 1}
+
+
+async def test_server_sees_one_document_with_increasing_versions(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
+        await a.initialize(root)
+        await b.initialize(root)
+        uri = await a.open(root / "a.txt", "plaintext")
+        await b.open(root / "a.txt", "plaintext")
+        edit = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}
+        await a.change_incremental(uri, 2, edit, "ALPHA")
+        await b.change_incremental(
+            uri, 2, {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "BETA"
+        )
+        await a.change_incremental(
+            uri, 3, {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "gamma"
+        )
+        # Asked on a's connection, so it is ordered after a's last change.
+        texts = await a.request("fake/documentText")
+        assert texts[uri]["text"] == "ALPHA\nBETA\ngamma"
+        log = await a.request("fake/log")
+        versions = [
+            p["textDocument"]["version"] for m, p in log if m in ("textDocument/didOpen", "textDocument/didChange")
+        ]
+        assert versions == sorted(versions) and len(set(versions)) == len(versions) == 4
+        opens = [m for m, _ in log if m == "textDocument/didOpen"]
+        assert len(opens) == 1

@@ -1,0 +1,84 @@
+"""Small real projects for integration tests: C (clangd) and Python (pyright)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+C_FILES = {
+    "compile_flags.txt": "-std=c11\n-Iinclude\n",
+    "include/util.h": (
+        "#ifndef UTIL_H\n#define UTIL_H\nint add(int a, int b);\nint scale(int value, int factor);\n#endif\n"
+    ),
+    "src/util.c": (
+        '#include "util.h"\n'
+        "\n"
+        "int add(int a, int b) {\n"
+        "    return a + b;\n"
+        "}\n"
+        "\n"
+        "int scale(int value, int factor) {\n"
+        "    int total = 0;\n"
+        "    for (int i = 0; i < factor; i++) {\n"
+        "        total = add(total, value);\n"
+        "    }\n"
+        "    return total;\n"
+        "}\n"
+    ),
+    "src/main.c": (
+        '#include "util.h"\n'
+        "\n"
+        "static int compute(void) {\n"
+        "    return scale(add(1, 2), 3);\n"
+        "}\n"
+        "\n"
+        "int main(void) {\n"
+        "    return compute() == 9 ? 0 : 1;\n"
+        "}\n"
+    ),
+}
+
+PY_FILES = {
+    "pyproject.toml": '[project]\nname = "demo"\nversion = "0.1"\n',
+    "demo/__init__.py": "",
+    "demo/util.py": (
+        "def add(a: int, b: int) -> int:\n"
+        "    return a + b\n"
+        "\n"
+        "\n"
+        "def scale(value: int, factor: int) -> int:\n"
+        "    total = 0\n"
+        "    for _ in range(factor):\n"
+        "        total = add(total, value)\n"
+        "    return total\n"
+    ),
+    "demo/main.py": (
+        "from demo.util import add, scale\n"
+        "\n"
+        "\n"
+        "class Calculator:\n"
+        "    def compute(self) -> int:\n"
+        "        return scale(add(1, 2), 3)\n"
+        "\n"
+        "\n"
+        "def main() -> int:\n"
+        "    return Calculator().compute()\n"
+    ),
+}
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
+
+
+def write_c_project(root: Path) -> Path:
+    """Write the C project under `root`."""
+    return _write(root, C_FILES)
+
+
+def write_py_project(root: Path) -> Path:
+    """Write the Python project under `root`."""
+    return _write(root, PY_FILES)
