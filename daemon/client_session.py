@@ -128,27 +128,35 @@ class ClientSession:
                 env = ev.decode(body)
             except ev.EnvelopeError as exc:
                 log.info("%s sent a bad message: %s", self.name, exc)
-                self.reply_error(None, exc.code, str(exc))
+                self.reply_error(exc.id, exc.code, str(exc))
                 continue
+            await self._dispatch(handler, env)
+
+    async def _dispatch(self, handler: Handler, env: Envelope) -> None:
+        if env.is_request:
+            self.requests += 1
+        try:
             if env.is_response:
                 await self._on_response(env)
-                continue
-            if env.is_request:
-                self.requests += 1
-            try:
+            else:
                 await handler(self, env)
-            except Exception:
-                # One message that trips a bug costs that message, not the connection.
-                log.exception("%s: handling %s failed", self.name, env.method)
-                if env.is_request:
-                    self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
+        except ev.EnvelopeError as exc:
+            # A payload the daemon had to read was unusable: the sender's fault.
+            log.info("%s: %s rejected: %s", self.name, env.method or "response", exc)
+            if env.is_request:
+                self.reply_error(env.rid, exc.code, str(exc))
+        except Exception:
+            # One message that trips a bug costs that message, not the connection.
+            log.exception("%s: handling %s failed", self.name, env.method or f"response {env.rid!r}")
+            if env.is_request:
+                self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
     async def _on_response(self, env: Envelope) -> None:
-        assert env.id is not ev.UNSET
-        if env.id not in self._awaiting:
-            log.info("%s answered an id the daemon never sent: %r", self.name, env.id)
+        rid = env.rid
+        if rid is None or rid not in self._awaiting:
+            log.info("%s answered an id the daemon never sent: %r", self.name, rid)
             return
-        hook = self._awaiting.pop(env.id)
+        hook = self._awaiting.pop(rid)
         if hook is not None:
             result = hook(env)
             if result is not None:

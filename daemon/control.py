@@ -17,6 +17,10 @@ log = logging.getLogger(__name__)
 
 Method = Callable[[Any], Awaitable[Any]]
 
+# Answers in flight per connection; past this the connection's reader waits,
+# so a caller that sends without reading stalls only itself, in bounded memory.
+MAX_IN_FLIGHT = 64
+
 
 class ControlError(Exception):
     """An error a control method reports to its caller."""
@@ -46,43 +50,55 @@ class ControlServer:
         return await method(params)
 
     async def serve(self, stream: ByteStream) -> None:
-        """Serve one connection; requests are answered concurrently."""
+        """Serve one connection; requests are answered concurrently, at most MAX_IN_FLIGHT at once."""
         reader = FrameReader(stream, self._limits)
         writer = FrameWriter(stream)
+        slots = anyio.Semaphore(MAX_IN_FLIGHT)
         try:
             async with anyio.create_task_group() as tg:
                 while True:
                     try:
                         body = await reader.read()
                     except FramingError as exc:
-                        log.info("control: closing connection: %s", exc)
+                        log.warning("control: closing connection: %s", exc)
                         break
                     if body is None:
                         break
                     try:
                         env = ev.decode(body)
                     except ev.EnvelopeError as exc:
-                        await writer.send(ev.error_response(None, exc.code, str(exc)))
+                        log.info("control: bad message: %s", exc)
+                        await writer.send(ev.error_response(exc.id, exc.code, str(exc)))
                         continue
                     if env.is_request:
-                        tg.start_soon(self._answer, writer, env)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-            pass
+                        await slots.acquire()
+                        tg.start_soon(self._answer, writer, env, slots)
+                    elif env.is_response:
+                        log.info("control: ignoring a response to id %r the daemon never sent", env.rid)
+                    else:
+                        log.debug("control: ignoring notification %s", env.method)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+            log.info("control: connection lost: %r", exc)
         finally:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()
 
-    async def _answer(self, writer: FrameWriter, env: ev.Envelope) -> None:
+    async def _answer(self, writer: FrameWriter, env: ev.Envelope, slots: anyio.Semaphore) -> None:
         assert isinstance(env.method, str) and env.id is not ev.UNSET
         try:
-            result = await self.call(env.method, ev.decode_value(env.params))
-            body = ev.response(env.id, ev.encode_value(result))
-        except ControlError as exc:
-            body = ev.error_response(env.id, exc.code, str(exc), exc.data)
-        except Exception as exc:
-            log.exception("control: %s failed", env.method)
-            body = ev.error_response(env.id, ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
-        try:
-            await writer.send(body)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            pass
+            try:
+                result = await self.call(env.method, ev.decode_value(env.params))
+                body = ev.response(env.id, ev.encode_value(result))
+            except ControlError as exc:
+                body = ev.error_response(env.id, exc.code, str(exc), exc.data)
+            except ev.EnvelopeError as exc:
+                body = ev.error_response(env.id, exc.code, str(exc))
+            except Exception as exc:
+                log.exception("control: %s failed", env.method)
+                body = ev.error_response(env.id, ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}")
+            try:
+                await writer.send(body)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                log.info("control: could not answer %s: %r", env.method, exc)
+        finally:
+            slots.release()

@@ -15,10 +15,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import anyio
+import msgspec
 from anyio.abc import TaskStatus
 from msgspec import Raw
 
 from lensmux.adapters.base import Adapter, AdapterError
+from lensmux.daemon.breaker import CircuitBreaker
+from lensmux.daemon.cache import ResponseCache
 from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.config import DaemonConfig, ServerConfig
 from lensmux.daemon.documents import DocumentStore
@@ -53,6 +56,10 @@ class ServerUnavailable(InstanceError):
 
 class RequestTimedOut(InstanceError):
     """The server did not answer within the method's timeout."""
+
+
+class CircuitOpen(ServerUnavailable):
+    """The instance's breaker is open: requests fail fast until its probe succeeds."""
 
 
 class ServerRequestFailed(InstanceError):
@@ -102,6 +109,11 @@ class Instance:
         self._scope = anyio.CancelScope()
         self._last_client: ClientSession | None = None
         self._waiting = 0
+        self.breaker = CircuitBreaker(self.name, daemon.breaker)
+        self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
+        self.inflight: dict[bytes, Pending] = {}
+        self._process_scope: anyio.CancelScope | None = None
+        self._kill_reason: str | None = None
 
     @property
     def name(self) -> str:
@@ -124,6 +136,11 @@ class Instance:
         """Add a client; return the InitializeResult once the server has one."""
         if self.stopped:
             raise ServerUnavailable(f"{self.name} has stopped: {self.failure or 'idle'}")
+        if self.init_result is not None and not self._ready.is_set() and not self.breaker.ready_for_restart():
+            # The server is down behind an open breaker: join now, requests fail fast.
+            self.clients[client.id] = client
+            self.idle_since = None
+            return self.init_result
         # A client joins `clients` only once the server is ready: until then it
         # must not receive server traffic, and a failed start answers it itself.
         self.idle_since = None
@@ -173,19 +190,30 @@ class Instance:
     # -- the daemon's own requests ----------------------------------------
 
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
-        """Send a request of the daemon's own and return its decoded result."""
-        await self.wait_ready(timeout or self.config.timeouts.for_method(method))
+        """Send a request of the daemon's own (cached, breaker-guarded) and return its result."""
+        limit = timeout or self.config.timeouts.for_method(method)
+        key = self.cache.key_for(method, params)
+        if key is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                return msgspec.json.decode(hit)
+        if not self.breaker.allow():
+            raise CircuitOpen(self.breaker.rejection())
+        await self.wait_ready(limit)
         if not self.ready:
             raise ServerUnavailable(f"{self.name} is not running ({self.state})")
         entry = self.pending.add_internal(method)
+        if key is not None and self.caching_allowed(key.method):
+            entry.cache_key, entry.generation = key, self.cache.generation_for(key)
         await self.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
         assert entry.done is not None
-        with anyio.move_on_after(timeout or self.config.timeouts.for_method(method)):
+        with anyio.move_on_after(limit):
             await entry.done.wait()
         if not entry.done.is_set():
             self.pending.pop(entry.server_id)
             await self.cancel_at_server(entry.server_id)
-            raise RequestTimedOut(f"{self.name}: {method} timed out")
+            self.note_failure(f"{method} timed out after {limit:g}s")
+            raise RequestTimedOut(f"{self.name}: {method} timed out after {limit:g}s")
         if entry.failure is not None:
             raise ServerUnavailable(entry.failure)
         assert entry.reply is not None
@@ -193,6 +221,19 @@ class Instance:
         if err is not None:
             raise ServerRequestFailed(err.code, f"{self.name}: {method}: {err.message}")
         return ev.decode_value(entry.reply.result)
+
+    def caching_allowed(self, method: str) -> bool:
+        """Cross-file results are not cached while the server is still indexing."""
+        from lensmux.daemon.cache import WORKSPACE_METHODS
+
+        return not (method in WORKSPACE_METHODS and self.adapter.indexing())
+
+    def note_failure(self, reason: str) -> None:
+        """A timeout or transport error; a server that stops answering is restarted."""
+        self.breaker.record_failure(reason)
+        if self.breaker.state.value == "open" and self.link is not None and self._process_scope is not None:
+            self._kill_reason = f"unresponsive: {reason}"
+            self._process_scope.cancel()
 
     async def send_to_server(self, body: bytes) -> None:
         """Write to the current server process; a dead pipe is the supervisor's to notice."""
@@ -241,6 +282,7 @@ class Instance:
                     if self.failure is not None:
                         return
                     self.restarts += 1
+                    self.breaker.record_restart(reason)
                     if time.monotonic() - started_at > 60:
                         backoff = BACKOFF_START
                     delay = backoff * random.uniform(0.8, 1.2)
@@ -248,6 +290,9 @@ class Instance:
                     self.state = "restarting"
                     await anyio.sleep(delay)
                     backoff = min(backoff * 2, BACKOFF_MAX)
+                    while not self.breaker.ready_for_restart():
+                        self.state = "circuit-open"
+                        await anyio.sleep(min(1.0, max(0.05, self.breaker.retry_at - time.monotonic())))
         finally:
             self.state = "stopped"
             self._ready = anyio.Event()
@@ -269,16 +314,21 @@ class Instance:
             return self.failure
         self.link = link
         reason = "exited"
+        self._kill_reason = None
         try:
             async with anyio.create_task_group() as tg:
+                self._process_scope = tg.cancel_scope
                 tg.start_soon(link.stderr_task)
                 tg.start_soon(routing.timeout_task, self)
                 tg.start_soon(self._idle_task)
+                tg.start_soon(self._disk_watch_task)
                 try:
                     reason = await self._serve(link, routing, tg)
                 finally:
                     tg.cancel_scope.cancel()
+            reason = self._killed_because() or reason
         finally:
+            self._process_scope = None
             self.link = None
             self._ready = anyio.Event()
             code = await link.stop(self.daemon_config.shutdown_grace if reason == "stopping" else 0.5)
@@ -338,6 +388,24 @@ class Instance:
                 self.stop()
                 return
 
+    def _killed_because(self) -> str | None:
+        """Why the supervisor itself ended the process (it stopped answering), if it did."""
+        return self._kill_reason
+
+    async def _disk_watch_task(self) -> None:
+        """Invalidate cached answers when files change on disk under the root."""
+        from lensmux.daemon.diskwatch import watch_changes
+
+        if not self.cache.enabled:
+            return
+        try:
+            async for _ in watch_changes(self.key.root):
+                self.cache.workspace_changed()
+        except (OSError, RuntimeError) as exc:
+            # Without change notification a cached answer could go stale.
+            log.warning("%s: cannot watch %s (%s); response cache disabled", self.name, self.key.root, exc)
+            self.cache.enabled = False
+
     async def shutdown_server(self) -> None:
         """Polite LSP shutdown + exit; the process stop escalates if ignored."""
         with anyio.move_on_after(self.daemon_config.shutdown_grace, shield=True):
@@ -364,6 +432,8 @@ class Instance:
             "last_exit": self.last_exit.reason if self.last_exit else None,
             "indexing": self.adapter.indexing(),
             "failure": self.failure,
+            "breaker": self.breaker.status(),
+            "cache": self.cache.status(),
         }
 
 
@@ -373,4 +443,4 @@ def _pid() -> int:
     return os.getpid()
 
 
-__all__ = ["ErrorCode", "Instance", "InstanceKey", "RequestTimedOut", "ServerUnavailable"]
+__all__ = ["CircuitOpen", "ErrorCode", "Instance", "InstanceKey", "RequestTimedOut", "ServerUnavailable"]

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from lensmux.daemon.cache import CacheKey
 from lensmux.daemon.wire.envelope import Envelope, Id
 
 if TYPE_CHECKING:
@@ -38,7 +39,10 @@ class Pending:
     tokens: list[Any] = field(default_factory=list)
     # Set when the client got its answer elsewhere (cancelled, timed out).
     detached: bool = False
-    cache_key: bytes | None = None
+    # Identical concurrent requests share this one server request.
+    cache_key: CacheKey | None = None
+    generation: int = 0
+    followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
 
 
 class PendingTable:

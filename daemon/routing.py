@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from lensmux.daemon import server_requests
+from lensmux.daemon.cache import CACHEABLE
 from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.instance import Instance, ServerUnavailable
 from lensmux.daemon.pending import Pending
@@ -77,25 +78,47 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     elif method in _SWALLOWED:
         return
     else:
+        if method == "workspace/didChangeWatchedFiles":
+            instance.cache.workspace_changed()
+        elif method == "textDocument/didSave":
+            _document_saved(instance, env.params)
         await _forward(instance, client, ev.notification(method, env.params))
 
 
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     assert env.id is not UNSET and env.id is not None
     if method == "initialize":
-        client.reply_error(env.rid, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
         return
     if method == "shutdown":
         # A client's shutdown ends that client only; the server stays for the others.
         client.shutdown_requested = True
         client.reply(env.id, None)
         return
+    key = None
+    if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
+        key = instance.cache.key_for(method, ev.decode_value(env.params))
+    if key is not None:
+        hit = instance.cache.get(key)
+        if hit is not None:
+            client.send(ev.response(env.id, Raw(hit)))
+            return
+        leader = instance.inflight.get(key.key)
+        # Join only a request sent since the last relevant edit: an older one
+        # may answer for text that no longer exists.
+        if leader is not None and leader.generation == instance.cache.generation_for(key):
+            leader.followers.append((client, env.id))
+            return
+    if not instance.breaker.allow():
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, instance.breaker.rejection())
+        return
     if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
-        client.reply_error(
-            env.rid, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})"
-        )
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
         return
     entry = instance.pending.add_client(method, client, env.id)
+    if key is not None and instance.caching_allowed(method):
+        entry.cache_key, entry.generation = key, instance.cache.generation_for(key)
+        instance.inflight[key.key] = entry
     params = env.params
     if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
         params = _rewrite_tokens(instance, client, entry, params)
@@ -103,7 +126,27 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         await instance.send_to_server(ev.request(entry.server_id, method, params))
     except ServerUnavailable as exc:
         instance.pending.pop(entry.server_id)
-        client.reply_error(env.rid, ErrorCode.REQUEST_FAILED, str(exc))
+        _forget_inflight(instance, entry)
+        instance.note_failure(str(exc))
+        _answer_all(entry, ev.error_response(env.id, ErrorCode.REQUEST_FAILED, str(exc)))
+
+
+def _forget_inflight(instance: Instance, entry: Pending) -> None:
+    if entry.cache_key is not None and instance.inflight.get(entry.cache_key.key) is entry:
+        del instance.inflight[entry.cache_key.key]
+
+
+def _answer_all(entry: Pending, body_for_leader: bytes | None, error: tuple[int, str] | None = None) -> None:
+    """Send the leader its answer and every coalesced follower the same, under its own id."""
+    if body_for_leader is not None and entry.client is not None and not entry.detached:
+        entry.client.send(body_for_leader)
+    for follower, fid in entry.followers:
+        if error is not None:
+            follower.reply_error(fid, error[0], error[1])
+        elif body_for_leader is not None:
+            env = ev.decode(body_for_leader)
+            follower.send(ev.encode(Envelope(id=fid, result=env.result, error=env.error)))
+    entry.followers.clear()
 
 
 def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, params: Raw) -> Raw:
@@ -123,13 +166,28 @@ def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, p
 async def _client_cancel(instance: Instance, client: ClientSession, params: Any) -> None:
     if not isinstance(params, dict) or "id" not in params:
         return
-    entry = instance.pending.find_client(client, params["id"])
-    if entry is None or entry.detached:
+    cid = params["id"]
+    entry = instance.pending.find_client(client, cid)
+    if entry is None:
+        _cancel_follower(instance, client, cid)
+        return
+    if entry.detached:
         return
     # The client gets its answer now; the server's late one is dropped.
     entry.detached = True
     client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
-    await instance.cancel_at_server(entry.server_id)
+    if not entry.followers:
+        _forget_inflight(instance, entry)
+        await instance.cancel_at_server(entry.server_id)
+
+
+def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:
+    for leader in instance.inflight.values():
+        for i, (follower, fid) in enumerate(leader.followers):
+            if follower is client and fid == cid:
+                del leader.followers[i]
+                client.reply_error(cid, ErrorCode.REQUEST_CANCELLED, "request cancelled")
+                return
 
 
 async def _document_sync(instance: Instance, client: ClientSession, method: str, params: Any) -> None:
@@ -137,6 +195,9 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         log.info("%s: %s without textDocument ignored", client.name, method)
         return
     docs = instance.documents
+    uri = params["textDocument"].get("uri")
+    if isinstance(uri, str) and (method != "textDocument/didOpen" or docs.get(uri) is not None):
+        instance.cache.document_changed(uri)
     if method == "textDocument/didOpen":
         notices = docs.open(client.id, params)
     elif method == "textDocument/didChange":
@@ -145,6 +206,13 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         notices = docs.close(client.id, params["textDocument"].get("uri", ""))
     for notice in notices:
         await _notify(instance, notice.method, notice.params)
+
+
+def _document_saved(instance: Instance, params: Raw | Any) -> None:
+    value = ev.decode_value(params)
+    doc = value.get("textDocument") if isinstance(value, dict) else None
+    if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
+        instance.cache.document_changed(doc["uri"])
 
 
 async def _forward(instance: Instance, client: ClientSession, body: bytes) -> None:
@@ -168,7 +236,11 @@ async def detach(instance: Instance, client: ClientSession) -> None:
     for entry in instance.pending.of_client(client):
         if not entry.detached:
             entry.detached = True
-            await instance.cancel_at_server(entry.server_id)
+            if not entry.followers:
+                _forget_inflight(instance, entry)
+                await instance.cancel_at_server(entry.server_id)
+    for leader in instance.inflight.values():
+        leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     for notice in instance.documents.drop_client(client.id):
         await _notify(instance, notice.method, notice.params)
     for routes in instance.progress_routes.values():
@@ -197,28 +269,37 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
         return
+    # Any answer, even an error, shows the server is alive and responsive.
+    instance.breaker.record_success()
     for token in entry.tokens:
         instance.client_tokens.pop(token, None)
+    _forget_inflight(instance, entry)
+    if entry.cache_key is not None and env.error is UNSET and env.result is not UNSET:
+        instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.done is not None:
         entry.reply = env
         entry.done.set()
         return
     instance.requests_served += 1
     client = entry.client
-    if entry.detached or client is None or client.id not in instance.clients:
-        return
-    client.send(ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error)))
+    if client is None or client.id not in instance.clients:
+        entry.detached = True
+    _answer_all(entry, ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error)))
 
 
 def fail_pending(instance: Instance, entry: Pending, reason: str) -> None:
     """Answer a request that will never get its server answer."""
     message = f"{instance.key.server}: {reason}"
+    _forget_inflight(instance, entry)
     if entry.done is not None:
         entry.failure = message
         entry.done.set()
-    elif not entry.detached and entry.client is not None:
+        return
+    body = None
+    if not entry.detached and entry.client is not None:
         entry.detached = True
-        entry.client.reply_error(entry.client_id, ErrorCode.REQUEST_FAILED, message)
+        body = ev.error_response(entry.client_id, ErrorCode.REQUEST_FAILED, message)
+    _answer_all(entry, body, (ErrorCode.REQUEST_FAILED, message))
 
 
 async def timeout_task(instance: Instance) -> None:
@@ -228,18 +309,25 @@ async def timeout_task(instance: Instance) -> None:
         await anyio.sleep(0.25)
         now = time.monotonic()
         for entry in instance.pending.entries():
-            if entry.detached or entry.client is None:
+            if entry.client is None:
                 continue
             limit = timeouts.for_method(entry.method)
-            if now - entry.started >= limit:
-                entry.detached = True
-                entry.client.reply_error(
-                    entry.client_id,
-                    ErrorCode.REQUEST_FAILED,
-                    f"{instance.key.server}: {entry.method} timed out after {limit:g}s",
-                )
-                log.warning("%s: %s timed out after %gs", instance.name, entry.method, limit)
-                await instance.cancel_at_server(entry.server_id)
+            age = now - entry.started
+            if entry.detached and not entry.followers:
+                # Nobody waits any more; forget it once the server had ample time.
+                if age >= 2 * limit:
+                    instance.pending.pop(entry.server_id)
+                continue
+            if age < limit:
+                continue
+            message = f"{instance.key.server}: {entry.method} timed out after {limit:g}s"
+            body = None if entry.detached else ev.error_response(entry.client_id, ErrorCode.REQUEST_FAILED, message)
+            entry.detached = True
+            _forget_inflight(instance, entry)
+            _answer_all(entry, body, (ErrorCode.REQUEST_FAILED, message))
+            log.warning("%s: %s", instance.name, message)
+            await instance.cancel_at_server(entry.server_id)
+            instance.note_failure(message)
 
 
 def _server_notification(instance: Instance, env: Envelope) -> None:

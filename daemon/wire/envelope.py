@@ -24,6 +24,7 @@ __all__ = [
     "ErrorCode",
     "ErrorObject",
     "Id",
+    "InvalidParams",
     "InvalidRequest",
     "ParseError",
 ]
@@ -45,9 +46,17 @@ class ErrorCode(enum.IntEnum):
 
 
 class EnvelopeError(WireError):
-    """A well-framed body that is not a usable JSON-RPC message."""
+    """A well-framed body that is not a usable JSON-RPC message.
+
+    `id` is the request's id when it could still be read, so the sender's
+    request gets its error answer instead of waiting forever.
+    """
 
     code: ErrorCode = ErrorCode.INVALID_REQUEST
+
+    def __init__(self, message: str, id_: Id | None = None) -> None:
+        super().__init__(message)
+        self.id = id_
 
 
 class ParseError(EnvelopeError):
@@ -60,6 +69,12 @@ class InvalidRequest(EnvelopeError):
     """Valid JSON, but not a JSON-RPC request, notification or response."""
 
     code = ErrorCode.INVALID_REQUEST
+
+
+class InvalidParams(EnvelopeError):
+    """A payload the daemon had to read is not JSON it can use (numbers out of range, nesting)."""
+
+    code = ErrorCode.INVALID_PARAMS
 
 
 class Envelope(msgspec.Struct, omit_defaults=False):
@@ -101,10 +116,21 @@ class ErrorObject(msgspec.Struct, omit_defaults=True):
     data: Any = None
 
 
+class _IdProbe(msgspec.Struct):
+    """Just enough of a rejected body to answer the request it meant to be."""
+
+    id: Any = None
+    method: Any = UNSET
+
+
 _decoder = msgspec.json.Decoder(Envelope)
+_probe_decoder = msgspec.json.Decoder(_IdProbe)
 _encoder = msgspec.json.Encoder()
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 NULL = Raw(b"null")
+# JSON-RPC 2.0: params is a structured value; `null` is tolerated because
+# several editors send it for parameterless requests such as shutdown.
+_PARAMS_STARTS = (b"{", b"[", b"null")
 
 
 def decode(body: bytes) -> Envelope:
@@ -120,17 +146,48 @@ def decode(body: bytes) -> Envelope:
     except msgspec.ValidationError as exc:
         if body.lstrip()[:1] == b"[":
             raise InvalidRequest("batch messages are not supported by LSP") from None
-        raise InvalidRequest(f"not a JSON-RPC message: {exc}") from None
+        raise InvalidRequest(f"not a JSON-RPC message: {exc}", _probe_id(body)) from None
     except msgspec.DecodeError as exc:
         raise ParseError(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise ParseError("JSON nested too deeply") from None
+    _check_shape(env)
+    return env
+
+
+def _check_shape(env: Envelope) -> None:
+    """Reject what msgspec's types let through but JSON-RPC 2.0 forbids."""
+    request_id = env.id if env.method is not UNSET and isinstance(env.id, int | str) else None
+    if env.jsonrpc != "2.0":
+        raise InvalidRequest(f'jsonrpc must be "2.0", not {env.jsonrpc[:20]!r}', request_id)
     if env.method is UNSET:
         if env.id is UNSET:
             raise InvalidRequest("message has neither method nor id")
         if env.result is UNSET and env.error is UNSET:
             raise InvalidRequest("response has neither result nor error")
-    elif env.id is None:
+        if env.result is not UNSET and env.error is not UNSET:
+            raise InvalidRequest("response has both result and error")
+        if env.error is not UNSET and not bytes(env.error).startswith(b"{"):
+            raise InvalidRequest("response error must be an object")
+        return
+    if env.id is None:
         raise InvalidRequest("request id must not be null")
-    return env
+    if env.params is not UNSET and not bytes(env.params).startswith(_PARAMS_STARTS):
+        raise InvalidRequest("params must be an object or an array", request_id)
+
+
+def _probe_id(body: bytes) -> Id | None:
+    """The id of a rejected request, if the body is an object with a usable one and a method."""
+    try:
+        probe = _probe_decoder.decode(body)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    rid = probe.id
+    # Without a method the body may have meant to be a response: answering
+    # with its id would resolve one of the sender's own requests.
+    if probe.method is UNSET or isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    return rid
 
 
 def encode(env: Envelope) -> bytes:
@@ -144,10 +201,15 @@ def encode_value(value: Any) -> Raw:
 
 
 def decode_value(raw: Raw | UnsetType) -> Any:
-    """Parse a raw payload the daemon itself needs to read."""
+    """Parse a raw payload the daemon itself needs to read; raise InvalidParams."""
     if raw is UNSET:
         return None
-    return msgspec.json.decode(raw)
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise InvalidParams(f"unusable payload: {exc}") from None
+    except RecursionError:
+        raise InvalidParams("payload nested too deeply") from None
 
 
 def request(id_: Id, method: str, params: Raw | UnsetType = UNSET) -> bytes:
@@ -177,5 +239,5 @@ def error_of(raw: Raw | UnsetType) -> ErrorObject | None:
         return None
     try:
         return _error_decoder.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None

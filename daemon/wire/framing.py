@@ -73,6 +73,10 @@ def parse_header_block(block: bytes, limits: FrameLimits) -> int:
                 raise MalformedHeader("Content-Length given twice")
             if not val.isdigit():
                 raise MalformedHeader(f"Content-Length is not a non-negative integer: {val[:30]!r}")
+            # int() refuses digit strings past a few thousand digits (ValueError);
+            # anything longer than the cap's own digits is too large anyway.
+            if len(val.lstrip(b"0")) > len(str(limits.max_body)):
+                raise BodyTooLarge(f"Content-Length {val[:30]!r}... exceeds the cap of {limits.max_body} bytes")
             length = int(val)
         elif key == b"content-type":
             _check_content_type(val)
@@ -121,7 +125,7 @@ class FrameReader:
         length = parse_header_block(block.strip(b"\r\n"), limits)
         try:
             return await self._stream.receive_exactly(length)
-        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError):
+        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
             raise TruncatedMessage(f"stream ended inside a {length}-byte body") from None
 
 

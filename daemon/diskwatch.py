@@ -1,0 +1,23 @@
+"""Change notification for a workspace root (inotify through watchfiles)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from watchfiles import Change, awatch
+
+# Version-control internals and caches change constantly and never change an answer.
+_IGNORED_PARTS = frozenset(
+    {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", ".cache"}
+)
+
+
+def _relevant(change: Change, path: str) -> bool:
+    return not _IGNORED_PARTS.intersection(Path(path).parts)
+
+
+async def watch_changes(root: Path, debounce_ms: int = 30) -> AsyncIterator[set[tuple[Change, str]]]:
+    """Yield batches of relevant changes under `root` until cancelled."""
+    async for changes in awatch(root, watch_filter=_relevant, debounce=debounce_ms, step=10, recursive=True):
+        yield changes

@@ -1,0 +1,1 @@
+"""Helpers shared by the test suite (tests/ is on sys.path): LSP test client, fakes, projects."""
