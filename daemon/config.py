@@ -84,6 +84,8 @@ class BreakerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     restart_limit: int = 5
     restart_window: float = 180.0
     cooldown: float = 30.0
+    restart_backoff_start: float = 0.5
+    restart_backoff_max: float = 30.0
 
 
 class HttpConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import anyio
 from watchfiles import Change, awatch
 
 # Version-control internals and caches change constantly and never change an answer.
@@ -17,7 +18,10 @@ def _relevant(change: Change, path: str) -> bool:
     return not _IGNORED_PARTS.intersection(Path(path).parts)
 
 
-async def watch_changes(root: Path, debounce_ms: int = 30) -> AsyncIterator[set[tuple[Change, str]]]:
-    """Yield batches of relevant changes under `root` until cancelled."""
-    async for changes in awatch(root, watch_filter=_relevant, debounce=debounce_ms, step=10, recursive=True):
+async def watch_changes(root: Path, stop: anyio.Event, debounce_ms: int = 30) -> AsyncIterator[set[tuple[Change, str]]]:
+    """Yield batches of relevant changes under `root` until `stop` is set."""
+    changes_iter = awatch(
+        root, watch_filter=_relevant, debounce=debounce_ms, step=10, recursive=True, stop_event=stop, rust_timeout=1000
+    )
+    async for changes in changes_iter:
         yield changes

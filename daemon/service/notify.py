@@ -100,7 +100,7 @@ class Notifier:
 
     def send(self, *assignments: str) -> bool:
         """Send `KEY=VALUE` lines as one datagram; True when delivered, False otherwise."""
-        if self._address is None:
+        if self._address is None or not assignments:
             return False
         payload = "\n".join(assignments).encode()
         with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:

@@ -1,1 +1,46 @@
 """Persistent per-root index: SQLite (files, symbols, chunks, FTS5) and hnswlib vectors."""
+
+from lensmux.graph.index.chunking import ChunkConfig, ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.errors import (
+    EmbeddingFailed,
+    IndexCorrupt,
+    IndexLocked,
+    IndexSchemaMismatch,
+    IndexStoreError,
+    RootNotIndexed,
+)
+from lensmux.graph.index.indexer import Indexer
+from lensmux.graph.index.location import default_store_dir
+from lensmux.graph.index.progress import IndexStatus, ProgressSnapshot
+from lensmux.graph.index.protocols import Embedder, SymbolSource
+from lensmux.graph.index.records import ChunkRecord, FileRecord, IndexCounts, SymbolRecord
+from lensmux.graph.index.store import Store
+from lensmux.graph.index.vectors import HnswParams, VectorIndex
+
+__all__ = [
+    "ChunkConfig",
+    "ChunkDraft",
+    "ChunkRecord",
+    "Embedder",
+    "EmbeddingFailed",
+    "FileRecord",
+    "HnswParams",
+    "IndexConfig",
+    "IndexCorrupt",
+    "IndexCounts",
+    "IndexLocked",
+    "IndexSchemaMismatch",
+    "IndexStatus",
+    "IndexStoreError",
+    "Indexer",
+    "LspRange",
+    "ParsedSymbol",
+    "ProgressSnapshot",
+    "RootNotIndexed",
+    "Store",
+    "SymbolRecord",
+    "SymbolSource",
+    "VectorIndex",
+    "default_store_dir",
+]

@@ -12,6 +12,8 @@ Run as `python tests/fakes/fake_lsp_server.py [flags]`; flags combine:
   --exit-on-didopen      exit(1) when a didOpen arrives
   --pid-file PATH        write the pid to PATH at start
   --count-file PATH      append one line to PATH per start
+  --crash-while-exists PATH
+                         exit(1) on any request after initialize while PATH exists
 
 Besides hover/definition/references/documentSymbol/callHierarchy/workspaceSymbol it
 answers these requests (params are JSON objects):
@@ -78,6 +80,7 @@ class FakeBehaviour:
     garbage_after: int | None = None
     flood: int = 0
     exit_on_didopen: bool = False
+    crash_while_exists: Path | None = None
 
 
 def fake_die(reason: str) -> None:
@@ -135,6 +138,8 @@ class FakeProtocol(LanguageServerProtocol):
             count = self.fake_requests_after_initialize
             if behaviour.crash_after is not None and count >= behaviour.crash_after:
                 fake_die(f"crashing on request {count} ({method_name}) as told")
+            if behaviour.crash_while_exists is not None and behaviour.crash_while_exists.exists():
+                fake_die(f"crashing on {method_name}: {behaviour.crash_while_exists} exists")
             if behaviour.garbage_after is not None and count > behaviour.garbage_after:
                 sys.stdout.buffer.write(FAKE_GARBAGE)
                 sys.stdout.buffer.flush()
@@ -312,6 +317,7 @@ def fake_parse_args(argv: list[str]) -> tuple[FakeBehaviour, Path | None, Path |
     parser.add_argument("--exit-on-didopen", action="store_true")
     parser.add_argument("--pid-file", type=Path)
     parser.add_argument("--count-file", type=Path)
+    parser.add_argument("--crash-while-exists", type=Path, metavar="PATH")
     args = parser.parse_args(argv)
     behaviour = FakeBehaviour(
         crash_after=args.crash_after,
@@ -321,6 +327,7 @@ def fake_parse_args(argv: list[str]) -> tuple[FakeBehaviour, Path | None, Path |
         garbage_after=args.garbage_after,
         flood=args.flood,
         exit_on_didopen=args.exit_on_didopen,
+        crash_while_exists=args.crash_while_exists,
     )
     return behaviour, args.pid_file, args.count_file
 

@@ -8,7 +8,15 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, lensmux_env, process_alive, running_daemon, wait_until
+from support.daemon_proc import (
+    LENSMUX,
+    DaemonProc,
+    descendants,
+    lensmux_env,
+    process_alive,
+    running_daemon,
+    wait_until,
+)
 from support.lspclient import LspClient, LspResponseError
 
 pytestmark = [pytest.mark.anyio]
@@ -23,8 +31,10 @@ async def test_kill_9_of_the_daemon_leaves_no_server_running(tmp_path: Path, c_p
         ):
             await c.initialize(c_project)
             await p.initialize(py_project)
-            pids = [i["pid"] for i in daemon.instances()]
-            assert len(pids) == 2 and all(process_alive(pid) for pid in pids)
+            assert len(daemon.instances()) == 2
+            # Servers and whatever they started (pyright's node, for one).
+            pids = descendants(daemon.pid)
+            assert len(pids) >= 2
             os.kill(daemon.pid, signal.SIGKILL)
             daemon.proc.wait()
             wait_until(lambda: not any(process_alive(pid) for pid in pids), timeout=20, what="servers to die")

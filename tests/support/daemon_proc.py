@@ -53,6 +53,27 @@ def process_alive(pid: int) -> bool:
         return False
 
 
+def descendants(pid: int) -> list[int]:
+    """Every live process below `pid` in the process tree."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    out: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        child = todo.pop()
+        out.append(child)
+        todo.extend(children.get(child, []))
+    return [p for p in out if process_alive(p)]
+
+
 def wait_until(predicate: Any, timeout: float = 30, interval: float = 0.05, what: str = "condition") -> Any:
     """Poll until `predicate()` is truthy; raise AssertionError after `timeout`."""
     deadline = time.monotonic() + timeout

@@ -1,0 +1,339 @@
+"""documentSymbol results to symbols, and a file's text to the chunks that get embedded.
+
+One chunk per function and method; a class gets one chunk of its outline (header,
+fields, docstring, member signatures, capped) while its methods get their own; code
+outside any of those (imports, globals, macros) becomes a `module` outline chunk.
+Anything longer than a window is split into overlapping line windows, and files no
+server covers become plain line windows, so every line of a file is in some chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+# LSP SymbolKind numbers (1-based, in spec order) to their names, lower-cased.
+_KIND_ORDER = (
+    "File Module Namespace Package Class Method Property Field Constructor Enum Interface Function Variable "
+    "Constant String Number Boolean Array Object Key Null EnumMember Struct Event Operator TypeParameter"
+)
+SYMBOL_KIND_NAMES: dict[int, str] = {i: name.lower() for i, name in enumerate(_KIND_ORDER.split(" "), 1)}
+CALLABLE_KINDS = frozenset({"function", "method", "constructor", "operator"})
+TYPE_KINDS = frozenset({"class", "struct", "interface", "enum"})
+CHUNKED_KINDS = CALLABLE_KINDS | TYPE_KINDS
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class LspRange:
+    """A 0-based LSP range; characters are in the server's position encoding."""
+
+    start_line: int
+    start_char: int
+    end_line: int
+    end_char: int
+
+    @property
+    def last_line(self) -> int:
+        """The last line that holds part of the range (an end at column 0 excludes its line)."""
+        if self.end_char == 0 and self.end_line > self.start_line:
+            return self.end_line - 1
+        return self.end_line
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedSymbol:
+    """One symbol of a file; parent is an index into the same list."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    detail: str | None
+    range: LspRange
+    selection_range: LspRange
+    container: str | None
+    parent: int | None
+    depth: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkDraft:
+    """A chunk before it has an id; symbol is an index into the file's symbol list."""
+
+    kind: str
+    name: str
+    symbol: int | None
+    start_line: int
+    end_line: int  # inclusive
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkConfig:
+    """Window sizes in lines."""
+
+    window_lines: int = 60
+    window_overlap: int = 10
+    class_max_lines: int = 60
+
+
+def split_lines(text: str) -> list[str]:
+    """Split like LSP does (\\n, \\r\\n, \\r), unlike str.splitlines which also splits on \\f etc."""
+    return _LINE_BREAK.split(text)
+
+
+def _range(raw: Any) -> LspRange | None:
+    try:
+        start, end = raw["start"], raw["end"]
+        values = (start["line"], start["character"], end["line"], end["character"])
+    except (KeyError, TypeError):
+        return None
+    if not all(isinstance(v, int) and v >= 0 for v in values):
+        return None
+    return LspRange(*values)
+
+
+def _kind(raw: Mapping[str, Any]) -> str:
+    kind = raw.get("kind")
+    return SYMBOL_KIND_NAMES.get(kind, "unknown") if isinstance(kind, int) else "unknown"
+
+
+def _names(raw_name: str, parent_qualified: str | None) -> tuple[str, str]:
+    # clangd names out-of-line definitions `Foo::bar`; qualified names use dots everywhere.
+    dotted = raw_name.replace("::", ".")
+    name = dotted.rsplit(".", 1)[-1] if "::" in raw_name else raw_name
+    qualified = f"{parent_qualified}.{dotted}" if parent_qualified else dotted
+    return name, qualified
+
+
+def parse_document_symbols(raw: Sequence[Any] | None) -> list[ParsedSymbol]:
+    """Flatten DocumentSymbol[] or SymbolInformation[] into parent-linked symbols.
+
+    Locals of functions (variables, parameters) are dropped: servers such as pyright
+    report every assignment, which would drown the real definitions.
+    """
+    if not raw:
+        return []
+    items = [item for item in raw if isinstance(item, Mapping)]
+    if any("location" in item for item in items):
+        return _parse_flat(items)
+    out: list[ParsedSymbol] = []
+    _parse_tree(items, None, out)
+    return out
+
+
+def _keep(kind: str, inside_callable: bool) -> bool:
+    return not inside_callable or kind in CHUNKED_KINDS
+
+
+def _parse_tree(items: Sequence[Mapping[str, Any]], parent: int | None, out: list[ParsedSymbol]) -> None:
+    parent_sym = out[parent] if parent is not None else None
+    inside_callable = _inside_callable(out, parent)
+    for item in items:
+        name = item.get("name")
+        rng = _range(item.get("range"))
+        if not isinstance(name, str) or rng is None:
+            log.debug("ignoring malformed DocumentSymbol %r", item)
+            continue
+        kind = _kind(item)
+        if not _keep(kind, inside_callable):
+            continue
+        sel = _range(item.get("selectionRange")) or rng
+        detail = item.get("detail")
+        short, qualified = _names(name, parent_sym.qualified_name if parent_sym else None)
+        out.append(
+            ParsedSymbol(
+                name=short,
+                qualified_name=qualified,
+                kind=kind,
+                detail=detail if isinstance(detail, str) else None,
+                range=rng,
+                selection_range=sel,
+                container=parent_sym.qualified_name if parent_sym else None,
+                parent=parent,
+                depth=parent_sym.depth + 1 if parent_sym else 0,
+            )
+        )
+        children = item.get("children")
+        if isinstance(children, list) and children:
+            _parse_tree([c for c in children if isinstance(c, Mapping)], len(out) - 1, out)
+
+
+def _inside_callable(out: Sequence[ParsedSymbol], index: int | None) -> bool:
+    while index is not None:
+        if out[index].kind in CALLABLE_KINDS:
+            return True
+        index = out[index].parent
+    return False
+
+
+def _parse_flat(items: Sequence[Mapping[str, Any]]) -> list[ParsedSymbol]:
+    entries: list[tuple[LspRange, str, str, str | None]] = []
+    for item in items:
+        name = item.get("name")
+        location = item.get("location")
+        rng = _range(location.get("range")) if isinstance(location, Mapping) else None
+        if not isinstance(name, str) or rng is None:
+            log.debug("ignoring malformed SymbolInformation %r", item)
+            continue
+        container = item.get("containerName")
+        entries.append((rng, name, _kind(item), container if isinstance(container, str) else None))
+    # Parents come before children when sorted by start ascending, end descending.
+    entries.sort(key=lambda e: (e[0].start_line, e[0].start_char, -e[0].end_line, -e[0].end_char))
+    out: list[ParsedSymbol] = []
+    stack: list[int] = []
+    for rng, raw_name, kind, container_name in entries:
+        while stack and not _contains(out[stack[-1]].range, rng):
+            stack.pop()
+        parent = stack[-1] if stack else None
+        if not _keep(kind, _inside_callable(out, parent)):
+            continue
+        parent_sym = out[parent] if parent is not None else None
+        prefix = parent_sym.qualified_name if parent_sym else container_name
+        prefix = prefix.replace("::", ".") if prefix else None
+        short, qualified = _names(raw_name, prefix)
+        out.append(
+            ParsedSymbol(
+                name=short,
+                qualified_name=qualified,
+                kind=kind,
+                detail=None,
+                range=rng,
+                selection_range=_guess_selection(rng, short),
+                container=prefix,
+                parent=parent,
+                depth=parent_sym.depth + 1 if parent_sym else 0,
+            )
+        )
+        stack.append(len(out) - 1)
+    return out
+
+
+def _contains(outer: LspRange, inner: LspRange) -> bool:
+    return (outer.start_line, outer.start_char) <= (inner.start_line, inner.start_char) and (
+        inner.end_line,
+        inner.end_char,
+    ) <= (outer.end_line, outer.end_char)
+
+
+def _guess_selection(rng: LspRange, name: str) -> LspRange:
+    # SymbolInformation has no selection range; the start line is the best guess.
+    return LspRange(rng.start_line, rng.start_char, rng.start_line, rng.start_char + len(name))
+
+
+def chunk_file(
+    rel_path: str,
+    language: str,
+    text: str,
+    symbols: Sequence[ParsedSymbol] | None,
+    config: ChunkConfig = ChunkConfig(),
+) -> list[ChunkDraft]:
+    """The chunks of one file; symbols None means no server covers it (plain windows)."""
+    lines = split_lines(text)
+    last = len(lines) - 1
+    header = f"# {language} {rel_path}"
+    if symbols is None:
+        entries = list(enumerate(lines))
+        return _window_chunks(header, entries, config, kind="file", name=rel_path)
+    # Functions and classes nested in a function are part of that function's chunk.
+    chunked = [i for i, s in enumerate(symbols) if s.kind in CHUNKED_KINDS and not _inside_callable(symbols, s.parent)]
+    owner = {i: _chunked_ancestor(symbols, i) for i in chunked}
+    chunks: list[ChunkDraft] = []
+    outlined: set[int] = set()  # lines already shown whole in some class outline chunk
+    for i in chunked:  # parents come before their members
+        sym = symbols[i]
+        first = min(sym.range.start_line, last)
+        final = min(max(sym.range.last_line, first), last)
+        if sym.kind in TYPE_KINDS:
+            members = [symbols[j] for j in chunked if owner[j] == i]
+            entries, _ = _outline(lines, first, final, members)
+            entries = entries[: config.class_max_lines]
+            outlined.update(ln for ln, _ in entries)
+            chunks.extend(_window_chunks(header, entries, config, kind=sym.kind, name=sym.qualified_name, symbol=i))
+        elif first == final and first in outlined:
+            # A one-line member (C++ declaration, inline constructor) is all in its class
+            # chunk already; a chunk of its own would only add a near-duplicate.
+            continue
+        else:
+            entries = [(ln, lines[ln]) for ln in range(first, final + 1)]
+            signature = lines[min(sym.selection_range.start_line, last)]
+            chunks.extend(
+                _window_chunks(
+                    header, entries, config, kind=sym.kind, name=sym.qualified_name, symbol=i, signature=signature
+                )
+            )
+    top = [symbols[j] for j in chunked if owner[j] is None]
+    entries, signature_lines = _outline(lines, 0, last, top)
+    if any(line.strip() for ln, line in entries if ln not in signature_lines):
+        chunks.extend(_window_chunks(header, entries, config, kind="module", name=rel_path))
+    return chunks
+
+
+def _chunked_ancestor(symbols: Sequence[ParsedSymbol], index: int) -> int | None:
+    parent = symbols[index].parent
+    while parent is not None and symbols[parent].kind not in CHUNKED_KINDS:
+        parent = symbols[parent].parent
+    return parent
+
+
+def _outline(
+    lines: Sequence[str], first: int, final: int, members: Sequence[ParsedSymbol]
+) -> tuple[list[tuple[int, str]], set[int]]:
+    """Lines first..final with each member's body dropped but its signature line(s) kept."""
+    dropped: set[int] = set()
+    signature: set[int] = set()
+    for member in members:
+        start = member.range.start_line
+        keep_to = max(start, min(member.selection_range.end_line, member.range.last_line))
+        signature.update(range(start, keep_to + 1))
+        dropped.update(range(keep_to + 1, member.range.last_line + 1))
+    entries = [(ln, lines[ln]) for ln in range(first, final + 1) if ln not in dropped]
+    return entries, signature
+
+
+def _window_chunks(
+    header: str,
+    entries: Sequence[tuple[int, str]],
+    config: ChunkConfig,
+    *,
+    kind: str,
+    name: str,
+    symbol: int | None = None,
+    signature: str | None = None,
+) -> list[ChunkDraft]:
+    size = max(1, config.window_lines)
+    step = max(1, size - max(0, config.window_overlap))
+    windows: list[Sequence[tuple[int, str]]] = []
+    for start in range(0, max(len(entries), 1), step):
+        windows.append(entries[start : start + size])
+        if start + size >= len(entries):
+            break
+    chunks: list[ChunkDraft] = []
+    for number, full in enumerate(windows, 1):
+        window = _trim_blank(full)
+        if not window:
+            continue
+        head = f"{header} {kind} {name}"
+        body = [line for _, line in window]
+        if len(windows) > 1:
+            head += f" (part {number}/{len(windows)})"
+            # Later parts repeat the signature so every window carries the symbol's name.
+            if number > 1 and signature is not None:
+                body.insert(0, signature)
+        text = head + "\n" + "\n".join(body)
+        chunks.append(ChunkDraft(kind, name, symbol, window[0][0], window[-1][0], text))
+    return chunks
+
+
+def _trim_blank(window: Sequence[tuple[int, str]]) -> Sequence[tuple[int, str]]:
+    start, end = 0, len(window)
+    while start < end and not window[start][1].strip():
+        start += 1
+    while end > start and not window[end - 1][1].strip():
+        end -= 1
+    return window[start:end]

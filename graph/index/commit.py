@@ -1,0 +1,113 @@
+"""Embedding prepared files and writing them, with their vectors, one batch at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import anyio
+import anyio.to_thread
+import numpy
+import numpy.typing as npt
+
+from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.errors import EmbeddingFailed
+from lensmux.graph.index.persistence import IndexFiles
+from lensmux.graph.index.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
+from lensmux.graph.index.protocols import Embedder
+from lensmux.graph.index.walk import WalkedFile
+
+Vectors = npt.NDArray[numpy.float32]
+
+
+class BatchWriter:
+    """Turns outcomes of prepare_file into one transaction plus the matching vector changes.
+
+    Every mutation happens under write_lock (shared with vector saves); embedding new
+    texts happens before taking it, so searches and saves are not held up by the model.
+    """
+
+    def __init__(
+        self, root: Path, files: IndexFiles, embedder: Embedder, config: IndexConfig, write_lock: anyio.Lock
+    ) -> None:
+        self.root = root
+        self.files = files
+        self.embedder = embedder
+        self.config = config
+        self.write_lock = write_lock
+
+    async def commit(self, batch: Sequence[Outcome]) -> list[WalkedFile]:
+        """Write a batch; returns the files that changed on disk meanwhile (not written)."""
+        files = self.files
+        prepared = [o for o in batch if isinstance(o, Prepared)]
+        texts = list(dict.fromkeys(c.text for p in prepared for c in p.write.chunks))
+        # A chunk whose text is unchanged keeps the vector of its old copy (same file).
+        reuse = await anyio.to_thread.run_sync(files.store.chunk_ids_by_text, [p.walked.rel for p in prepared])
+        embedded = await self.embed_map([t for t in texts if reuse.get(t) not in files.vectors])
+        async with self.write_lock:
+            ok = await anyio.to_thread.run_sync(
+                lambda: [isinstance(o, Unreadable) or still_current(self.root, o.walked) for o in batch]
+            )
+            current = [o for o, fresh in zip(batch, ok, strict=True) if fresh]
+            writes = [o.write for o in current if isinstance(o, Prepared)]
+            # Read reused vectors now, under the lock: the write below drops their labels.
+            old = files.vectors.vectors(reuse[t] for t in texts if t in reuse and t not in embedded)
+            vector_of = {t: old[reuse[t]] for t in texts if reuse.get(t) in old}
+            vector_of.update(embedded)
+            needed = [c.text for w in writes for c in w.chunks]
+            vector_of.update(await self.embed_map([t for t in dict.fromkeys(needed) if t not in vector_of]))
+            remove = [o.walked.rel for o in current if isinstance(o, Unreadable)]
+            touch = [(o.walked.rel, o.walked.mtime_ns, o.walked.size) for o in current if isinstance(o, Unchanged)]
+            result = await anyio.to_thread.run_sync(lambda: files.store.write_files(writes, remove=remove, touch=touch))
+            ids = [i for per_file in result.new_chunk_ids for i in per_file]
+            matrix = numpy.stack([vector_of[t] for t in needed]) if needed else None
+            await anyio.to_thread.run_sync(files.apply, result.removed_chunk_ids, ids, matrix)
+        return [o.walked for o, fresh in zip(batch, ok, strict=True) if not fresh]
+
+    async def remove(self, paths: list[str], *, under: bool) -> int:
+        """Delete files (under=True: also everything below each path); returns chunks removed."""
+        files = self.files
+        async with self.write_lock:
+            removed = await anyio.to_thread.run_sync(lambda: files.store.remove_files(paths, under=under))
+            files.apply(removed, [], None)
+        return len(removed)
+
+    async def embed_pending(self, on_batch: Callable[[int], None] | None = None) -> int:
+        """Embed chunks that are in the database without a vector; returns how many."""
+        files = self.files
+        done = 0
+        while files.pending:
+            wanted = sorted(files.pending)[: self.config.embed_batch * 4]
+            rows = await anyio.to_thread.run_sync(files.store.chunk_texts, wanted)
+            matrix = await self.embed([text for _, text in rows])
+            async with self.write_lock:
+                # Chunks deleted while we embedded must not get a vector back.
+                alive = [i for i, (chunk_id, _) in enumerate(rows) if chunk_id in files.pending]
+                ids = [rows[i][0] for i in alive]
+                await anyio.to_thread.run_sync(files.apply, [], ids, matrix[alive])
+                files.pending.difference_update(wanted)
+            done += len(ids)
+            if on_batch is not None:
+                on_batch(len(ids))
+        return done
+
+    async def embed_map(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """text -> vector for each text."""
+        return dict(zip(texts, await self.embed(texts), strict=True))
+
+    async def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed in batches of embed_batch, each in a worker thread; EmbeddingFailed on any error."""
+        dim = self.embedder.dim
+        parts: list[Vectors] = []
+        for start in range(0, len(texts), self.config.embed_batch):
+            part = list(texts[start : start + self.config.embed_batch])
+            try:
+                arr = await anyio.to_thread.run_sync(self.embedder.embed, part)
+            except Exception as exc:
+                # The embedder is foreign code; whatever it raises becomes our one typed error.
+                raise EmbeddingFailed(f"embedding {len(part)} chunks failed: {exc}") from exc
+            arr = numpy.asarray(arr, dtype=numpy.float32)
+            if arr.shape != (len(part), dim):
+                raise EmbeddingFailed(f"embedder returned shape {arr.shape}, expected {(len(part), dim)}")
+            parts.append(arr)
+        return numpy.concatenate(parts) if parts else numpy.zeros((0, dim), dtype=numpy.float32)

@@ -1,0 +1,38 @@
+"""Tunables of the indexer, with defaults that suit a laptop-sized repository."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from lensmux.graph.index.chunking import ChunkConfig
+from lensmux.graph.index.vectors import HnswParams
+from lensmux.graph.index.walk import DEFAULT_MAX_FILE_BYTES
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
+    """Everything the Indexer can be tuned with."""
+
+    chunks: ChunkConfig = field(default_factory=ChunkConfig)
+    hnsw: HnswParams = field(default_factory=HnswParams)
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    # Directory names skipped in addition to .git, venvs, node_modules, caches.
+    extra_skipped_dirs: frozenset[str] = frozenset()
+    # Texts per embedder call; each call runs in a worker thread.
+    embed_batch: int = 256
+    # documentSymbol requests (and file reads) in flight at once.
+    symbol_concurrency: int = 8
+    symbol_timeout_s: float = 30.0
+    # A transaction holds at most this many files or (roughly) this many chunks.
+    commit_files: int = 64
+    commit_chunks: int = 512
+    # During a full run vectors are saved at most this often (and at the end); 0 = every batch.
+    save_interval_s: float = 60.0
+    # After single-file updates, vectors are saved once nothing changed for this long.
+    save_debounce_s: float = 5.0
+    # Rebuild the HNSW graph when more than this share of its elements is deleted.
+    compact_fraction: float = 0.2
+    compact_min_deleted: int = 64
+    # watchfiles debounce (ms) and how often the watcher wakes up when idle (ms).
+    watch_debounce_ms: int = 400
+    watch_tick_ms: int = 500

@@ -1,0 +1,35 @@
+"""Errors raised by the persistent index.
+
+IndexStoreError
+ +-- IndexCorrupt          a file on disk cannot be trusted (SQLite or vectors)
+ +-- IndexSchemaMismatch   a file was written by another schema, model or dimension
+ +-- RootNotIndexed        no index exists yet for the asked root
+ +-- IndexLocked           another process holds this root's index
+ +-- EmbeddingFailed       the embedder raised while indexing
+"""
+
+from __future__ import annotations
+
+
+class IndexStoreError(Exception):
+    """Base of every error the index raises."""
+
+
+class IndexCorrupt(IndexStoreError):
+    """A persisted index file is unreadable, truncated or fails its checksum."""
+
+
+class IndexSchemaMismatch(IndexStoreError):
+    """A persisted index file does not match this schema version, model or dimension."""
+
+
+class RootNotIndexed(IndexStoreError):
+    """There is no index for this workspace root yet."""
+
+
+class IndexLocked(IndexStoreError):
+    """Another process already has this root's index open."""
+
+
+class EmbeddingFailed(IndexStoreError):
+    """The embedder failed; the batch was not committed."""

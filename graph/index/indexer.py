@@ -1,0 +1,358 @@
+"""Keeps one root's index in step with its files: full runs, single files, the watcher.
+
+Work is split so the event loop stays free: file reads, chunking, SQLite writes and
+hnswlib calls run in worker threads, embedding runs in worker threads in batches of
+`embed_batch`, and documentSymbol requests run `symbol_concurrency` at a time.
+Every batch of files is written in one SQLite transaction; the vector file is saved
+on a timer during full runs and with a debounce after single-file updates, because
+the database carries the truth and IndexFiles.open reconciles the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from lensmux.graph.index.commit import BatchWriter
+from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed
+from lensmux.graph.index.languages import language_for
+from lensmux.graph.index.location import default_store_dir
+from lensmux.graph.index.persistence import IndexFiles
+from lensmux.graph.index.prepare import (
+    Outcome,
+    Prepared,
+    prepare_file,
+    stat_walked,
+)
+from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
+from lensmux.graph.index.protocols import Embedder, SymbolSource
+from lensmux.graph.index.records import FileStamp
+from lensmux.graph.index.store import Store
+from lensmux.graph.index.vectors import VectorIndex
+from lensmux.graph.index.walk import IgnoreRules, WalkedFile, walk_files
+from lensmux.graph.index.watch import run_watch
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[ProgressSnapshot], None]
+
+
+class Indexer:
+    """The persistent semantic index of one workspace root."""
+
+    def __init__(
+        self,
+        root: Path,
+        store_dir: Path | None,
+        embedder: Embedder,
+        symbols: SymbolSource,
+        *,
+        config: IndexConfig | None = None,
+        model_id: str | None = None,
+    ) -> None:
+        self.root = root.resolve()
+        self.store_dir = store_dir if store_dir is not None else default_store_dir(self.root)
+        self.embedder = embedder
+        self.symbols = symbols
+        self.config = config or IndexConfig()
+        # Stored in the database: another model (or dimension) means a fresh index.
+        self.model_id = model_id or f"{type(embedder).__module__}.{type(embedder).__qualname__}"
+        self.rules = IgnoreRules(self.root, self.config.extra_skipped_dirs)
+        self.progress = Progress()
+        self._files: IndexFiles | None = None
+        self._writer: BatchWriter | None = None
+        self._last_save = time.monotonic()
+        self._open_lock = anyio.Lock()
+        # Serialises every mutation of the database and the vectors (and saves).
+        self._write_lock = anyio.Lock()
+        self._run_lock = anyio.Lock()
+        self._changed = anyio.Event()
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    @property
+    def _open_files(self) -> IndexFiles:
+        if self._files is None:
+            raise RootNotIndexed(f"index for {self.root} is not open")
+        return self._files
+
+    @property
+    def _batch_writer(self) -> BatchWriter:
+        if self._writer is None:
+            raise RootNotIndexed(f"index for {self.root} is not open")
+        return self._writer
+
+    @property
+    def store(self) -> Store:
+        """The SQLite side: keyword_search, lookup_symbols, chunk, symbol, ... (RootNotIndexed if closed)."""
+        return self._open_files.store
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The hnswlib side: search(vector, k) (RootNotIndexed if closed)."""
+        return self._open_files.vectors
+
+    @property
+    def pending_vectors(self) -> int:
+        """Chunks in the database still waiting for a vector."""
+        return len(self._files.pending) if self._files else 0
+
+    async def open(self) -> None:
+        """Open the database and vectors, recover damaged files and reconcile; idempotent."""
+        async with self._open_lock:
+            if self._files is None:
+                files = await anyio.to_thread.run_sync(
+                    lambda: IndexFiles.open(
+                        self.store_dir,
+                        self.root,
+                        model_id=self.model_id,
+                        dim=self.embedder.dim,
+                        hnsw=self.config.hnsw,
+                        note=self.progress.note_error,
+                    )
+                )
+                self._writer = BatchWriter(self.root, files, self.embedder, self.config, self._write_lock)
+                self._files = files
+
+    async def aclose(self) -> None:
+        """Save vectors if anything changed, then close the database."""
+        if self._files is None:
+            return
+        try:
+            await self.save_vectors()
+        finally:
+            async with self._write_lock:
+                files, self._files, self._writer = self._files, None, None
+                if files is not None:
+                    files.close()
+
+    async def __aenter__(self) -> Indexer:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def status(self) -> IndexStatus:
+        """Progress plus index sizes, for `lensmux status` (IndexStatus.as_dict() for JSON)."""
+        base = IndexStatus(str(self.root), str(self.store_dir), self.model_id, self.progress.snapshot())
+        files = self._files
+        if files is None:
+            return base
+        counts = files.store.counts()
+        return dataclasses.replace(
+            base,
+            files=counts.files,
+            symbols=counts.symbols,
+            chunks=counts.chunks,
+            vectors=len(files.vectors),
+            pending_vectors=len(files.pending),
+        )
+
+    async def semantic_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
+        """Embed the query off the loop; (chunk_id, cosine similarity), most similar first."""
+        await self.open()
+        vector = await self._batch_writer.embed([query])
+        return await anyio.to_thread.run_sync(self.vectors.search, vector[0], k)
+
+    # -- full runs ------------------------------------------------------------------
+
+    async def index_all(self, progress_cb: ProgressCallback | None = None) -> ProgressSnapshot:
+        """Embed pending chunks, drop deleted files, (re)index new and changed ones, save."""
+        await self.open()
+        async with self._run_lock:
+            try:
+                await self._index_all(progress_cb)
+            except Exception as exc:
+                self.progress.fail(f"{type(exc).__name__}: {exc}")
+                raise
+            finally:
+                if self.progress.state == "indexing":  # cancelled
+                    self.progress.state = "idle"
+        return self.progress.snapshot()
+
+    async def _index_all(self, progress_cb: ProgressCallback | None) -> None:
+        self.rules.invalidate()
+        walked = await anyio.to_thread.run_sync(walk_files, self.rules, self.config.max_file_bytes)
+        known = await anyio.to_thread.run_sync(self.store.file_stamps)
+        present = {w.rel for w in walked}
+        todo = [w for w in walked if _needs_work(w, known.get(w.rel))]
+        self.progress.begin(len(todo))
+        await self.embed_pending()
+        gone = [path for path in known if path not in present]
+        if gone:
+            await self._remove(gone, under=False)
+        send, receive = anyio.create_memory_object_stream[Outcome](self.config.commit_files)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._prepare_many_task, todo, known, send)
+                try:
+                    retry = await self._commit_all(receive, progress_cb)
+                except BaseException:
+                    # Cancel the producers before the receiving end closes under them.
+                    tg.cancel_scope.cancel()
+                    raise
+        except BaseExceptionGroup as group:
+            raise _main_error(group) from None
+        finally:
+            receive.close()
+        for w in retry:  # changed while being indexed: once more with the new content
+            await self.reindex_file(w.rel)
+            self.progress.advance(1, 0)
+        await self.save_vectors()
+        self.progress.finish()
+
+    async def _prepare_many_task(
+        self, todo: Sequence[WalkedFile], known: dict[str, FileStamp], send: MemoryObjectSendStream[Outcome]
+    ) -> None:
+        files = iter(todo)
+
+        async def worker(out: MemoryObjectSendStream[Outcome]) -> None:
+            async with out:
+                for w in files:  # shared iterator: each file goes to exactly one worker
+                    stamp = known.get(w.rel)
+                    await out.send(await self._prepare(w, stamp))
+
+        async with send, anyio.create_task_group() as tg:
+            for _ in range(max(1, self.config.symbol_concurrency)):
+                tg.start_soon(worker, send.clone())
+
+    async def _prepare(self, walked: WalkedFile, known: FileStamp | None) -> Outcome:
+        return await prepare_file(
+            self.root, walked, known, symbols=self.symbols, embedder=self.embedder, config=self.config
+        )
+
+    async def _commit_all(
+        self, receive: MemoryObjectReceiveStream[Outcome], progress_cb: ProgressCallback | None
+    ) -> list[WalkedFile]:
+        retry: list[WalkedFile] = []
+        batch: list[Outcome] = []
+        size = 0
+        async for outcome in receive:
+            batch.append(outcome)
+            size += len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
+            if len(batch) >= self.config.commit_files or size >= self.config.commit_chunks:
+                retry += await self._commit_and_report(batch, progress_cb)
+                batch, size = [], 0
+        if batch:
+            retry += await self._commit_and_report(batch, progress_cb)
+        return retry
+
+    async def _commit_and_report(self, batch: list[Outcome], progress_cb: ProgressCallback | None) -> list[WalkedFile]:
+        retry = await self._batch_writer.commit(batch)
+        chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
+        self.progress.advance(len(batch) - len(retry), chunks)
+        if time.monotonic() - self._last_save >= self.config.save_interval_s:
+            await self.save_vectors()
+        if progress_cb is not None:
+            progress_cb(self.progress.snapshot())
+        return retry
+
+    # -- single files -----------------------------------------------------------------
+
+    async def reindex_file(self, path: str | Path) -> bool:
+        """Re-read one file, or drop it when gone, ignored or too big; True when its content changed."""
+        await self.open()
+        rel = self.store.relative(path)
+        if rel is None:
+            return False
+        language = language_for(rel)
+        for _ in range(3):
+            walked = None
+            if language is not None and not self.rules.is_ignored(rel):
+                walked = await anyio.to_thread.run_sync(stat_walked, self.root, rel, language)
+            if walked is None or walked.size > self.config.max_file_bytes:
+                await self.remove_file(rel)
+                return False
+            record = await anyio.to_thread.run_sync(self.store.file, rel)
+            known = FileStamp(record.sha256, record.mtime_ns, record.size, record.structure) if record else None
+            outcome = await self._prepare(walked, known)
+            if not await self._batch_writer.commit([outcome]):
+                self._changed.set()
+                return isinstance(outcome, Prepared)
+        log.info("%s keeps changing; leaving it to the next event", rel)
+        return False
+
+    async def remove_file(self, path: str | Path) -> int:
+        """Drop a file, or every file under a directory, from the index; returns chunks removed."""
+        await self.open()
+        rel = self.store.relative(path)
+        return 0 if rel is None else await self._remove([rel], under=True)
+
+    async def _remove(self, paths: list[str], *, under: bool) -> int:
+        removed = await self._batch_writer.remove(paths, under=under)
+        if removed:
+            self._changed.set()
+        return removed
+
+    async def embed_pending(self) -> int:
+        """Embed chunks that are in the database without a vector (after a crash or a rebuild)."""
+        await self.open()
+        return await self._batch_writer.embed_pending(lambda n: self.progress.advance(0, n))
+
+    # -- saving -------------------------------------------------------------------------
+
+    async def save_vectors(self) -> bool:
+        """Save the vector file now if anything changed (compacting first when worthwhile)."""
+        async with self._write_lock:
+            self._last_save = time.monotonic()
+            if self._files is None:
+                return False
+            files, config = self._files, self.config
+            return await anyio.to_thread.run_sync(files.save, config.compact_fraction, config.compact_min_deleted)
+
+    async def autosave_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Save vectors once single-file updates have been quiet for save_debounce_s; runs until cancelled."""
+        task_status.started()
+        while True:
+            await self._changed.wait()
+            self._changed = anyio.Event()
+            while True:
+                with anyio.move_on_after(self.config.save_debounce_s) as quiet:
+                    await self._changed.wait()
+                if quiet.cancelled_caught:
+                    break
+                self._changed = anyio.Event()
+            try:
+                await self.save_vectors()
+            except (OSError, IndexStoreError) as exc:
+                log.error("saving vectors for %s failed: %s", self.root, exc)
+                self.progress.note_error(f"saving vectors failed: {exc}")
+
+    async def watch_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Follow file changes under the root until cancelled; includes an autosave_task."""
+        await run_watch(self, task_status)
+
+
+def _needs_work(walked: WalkedFile, known: FileStamp | None) -> bool:
+    if known is None or known.structure == "failed":
+        return True
+    return (known.mtime_ns, known.size) != (walked.mtime_ns, walked.size)
+
+
+def _main_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception that ended a full run, out of anyio's group (index errors first)."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        elif not isinstance(exc, anyio.BrokenResourceError):
+            leaves.append(exc)
+    for exc in leaves:
+        if isinstance(exc, IndexStoreError):
+            return exc
+    return leaves[0] if leaves else group

@@ -1,0 +1,106 @@
+"""Plain records the store reads and writes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from lensmux.graph.index.chunking import ChunkDraft, LspRange, ParsedSymbol
+
+
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """An indexed file; structure is 'lsp', 'none' (no server) or 'failed' (retried)."""
+
+    id: int
+    path: str
+    language: str
+    sha256: str
+    mtime_ns: int
+    size: int
+    structure: str
+    indexed_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolRecord:
+    """A stored symbol; lines and characters are 0-based LSP positions."""
+
+    id: int
+    path: str
+    name: str
+    qualified_name: str
+    kind: str
+    detail: str | None
+    container: str | None
+    parent_id: int | None
+    depth: int
+    range: LspRange
+    selection_range: LspRange
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """A stored chunk; its id is also its vector label; end_line is inclusive."""
+
+    id: int
+    path: str
+    language: str
+    symbol_id: int | None
+    kind: str
+    name: str
+    start_line: int
+    end_line: int
+    text: str
+    tokens: int
+
+    @property
+    def code(self) -> str:
+        """The chunk text without its one-line header."""
+        return self.text.split("\n", 1)[1] if "\n" in self.text else ""
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What the indexer compares to decide whether a file needs work."""
+
+    sha256: str
+    mtime_ns: int
+    size: int
+    structure: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileWrite:
+    """Everything stored for one file, replacing what was there."""
+
+    path: str
+    language: str
+    sha256: str
+    mtime_ns: int
+    size: int
+    structure: str
+    symbols: Sequence[ParsedSymbol]
+    chunks: Sequence[ChunkDraft]
+    tokens: Sequence[int]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorPointer:
+    """Which vector file belongs to this database, and how to check it."""
+
+    file: str
+    generation: int
+    sha256: str
+    size: int
+    dim: int
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class IndexCounts:
+    """Row counts kept in the meta table."""
+
+    files: int
+    symbols: int
+    chunks: int

@@ -1,0 +1,79 @@
+"""SQLite schema of a root's index; bump SCHEMA_VERSION on any change (the index is rebuilt)."""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+
+# Chunk and symbol ids use AUTOINCREMENT so a committed id is never handed out again:
+# a vector labelled with a chunk id can then only ever describe that one chunk, which
+# is what makes reconciling an older vector file with the database safe.
+DDL = """
+CREATE TABLE meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE files (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    language TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    structure TEXT NOT NULL,
+    indexed_at REAL NOT NULL
+);
+CREATE TABLE symbols (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    parent_id INTEGER REFERENCES symbols(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    qualified_name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    detail TEXT,
+    container TEXT,
+    depth INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    start_char INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    end_char INTEGER NOT NULL,
+    sel_start_line INTEGER NOT NULL,
+    sel_start_char INTEGER NOT NULL,
+    sel_end_line INTEGER NOT NULL,
+    sel_end_char INTEGER NOT NULL
+);
+CREATE INDEX symbols_by_file ON symbols(file_id, start_line);
+CREATE INDEX symbols_by_name ON symbols(name COLLATE NOCASE);
+CREATE INDEX symbols_by_qualified_name ON symbols(qualified_name COLLATE NOCASE);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+    symbol_id INTEGER REFERENCES symbols(id) ON DELETE SET NULL,
+    kind TEXT NOT NULL,
+    name TEXT NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    tokens INTEGER NOT NULL
+);
+CREATE INDEX chunks_by_file ON chunks(file_id);
+CREATE INDEX chunks_by_symbol ON chunks(symbol_id);
+-- rowid = chunks.id. Columns hold words already split by lensmux.graph.index.identifiers;
+-- '_' is a token character so identifiers also stay whole.
+CREATE VIRTUAL TABLE chunks_fts USING fts5(
+    names, path, body,
+    tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
+);
+"""
+
+# bm25() weights for (names, path, body): a hit on a chunk's own name counts most.
+BM25_WEIGHTS = (10.0, 2.0, 1.0)
+
+META_SCHEMA_VERSION = "schema_version"
+META_MODEL_ID = "model_id"
+META_DIM = "dim"
+META_ROOT = "root"
+META_CREATED_AT = "created_at"
+META_FILES = "count_files"
+META_SYMBOLS = "count_symbols"
+META_CHUNKS = "count_chunks"
+META_VECTORS = "vectors"  # JSON of a VectorPointer, absent until the first save

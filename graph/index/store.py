@@ -1,0 +1,269 @@
+"""The SQLite side of a root's index: files, symbols, chunks, FTS5, meta.
+
+Architecture Invariant: the database is the truth. The vector file may lag behind it
+(it is saved with a debounce) and is reconciled against it on open.
+Thread safety: every method may be called from any thread; writes are serialised on
+one connection, reads use a second connection and see only committed data (WAL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from lensmux.graph.index.database import DB_NAME, open_database, translate_errors
+from lensmux.graph.index.identifiers import fts_document, fts_names
+from lensmux.graph.index.queries import StoreQueries
+from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer
+from lensmux.graph.index.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
+
+__all__ = ["Store", "WriteResult"]
+
+
+class WriteResult:
+    """Chunk ids dropped by a write, and the new chunk ids per written file."""
+
+    __slots__ = ("new_chunk_ids", "removed_chunk_ids")
+
+    def __init__(self, removed: list[int], new: list[list[int]]) -> None:
+        self.removed_chunk_ids = removed
+        self.new_chunk_ids = new
+
+
+class Store(StoreQueries):
+    """One root's SQLite index; open with Store.open, close with close()."""
+
+    def __init__(
+        self,
+        directory: Path,
+        root: Path,
+        *,
+        writer: sqlite3.Connection,
+        reader: sqlite3.Connection,
+        lock_fd: int,
+        recovery_note: str | None,
+    ) -> None:
+        super().__init__(root, reader)
+        self.directory = directory
+        self.recovery_note = recovery_note
+        self._writer = writer
+        self._write_lock = threading.Lock()
+        self._lock_fd: int | None = lock_fd
+
+    @classmethod
+    def open(cls, directory: Path, root: Path, *, model_id: str, dim: int, create: bool = True) -> Store:
+        """Open (or create) the index in directory; see database.open_database for recovery."""
+        root = root.resolve()
+        opened = open_database(directory, root, model_id, dim, create)
+        return cls(
+            directory,
+            root,
+            writer=opened.writer,
+            reader=opened.reader,
+            lock_fd=opened.lock_fd,
+            recovery_note=opened.recovery_note,
+        )
+
+    @property
+    def path(self) -> Path:
+        """The SQLite file."""
+        return self.directory / DB_NAME
+
+    def close(self) -> None:
+        """Close both connections and release the directory lock."""
+        with self._write_lock, self._read_lock:
+            self._writer.close()
+            self._reader.close()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)
+                self._lock_fd = None
+
+    @contextlib.contextmanager
+    def _transaction(self, what: str) -> Iterator[sqlite3.Connection]:
+        with self._write_lock, translate_errors(what):
+            conn = self._writer
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    # -- meta -----------------------------------------------------------------
+
+    def meta(self) -> dict[str, str]:
+        """The whole meta table."""
+        with self._read() as conn:
+            return dict(conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def counts(self) -> IndexCounts:
+        """Files, symbols and chunks as of the last commit."""
+        meta = self.meta()
+        return IndexCounts(int(meta[META_FILES]), int(meta[META_SYMBOLS]), int(meta[META_CHUNKS]))
+
+    def vector_pointer(self) -> VectorPointer | None:
+        """The vector file that belongs to this database, if one was ever saved."""
+        raw = self.meta().get(META_VECTORS)
+        return VectorPointer(**json.loads(raw)) if raw else None
+
+    def set_vector_pointer(self, pointer: VectorPointer | None) -> None:
+        """Record (or forget) the vector file; call only after that file is durable."""
+        with self._transaction("set vector pointer") as conn:
+            if pointer is None:
+                conn.execute("DELETE FROM meta WHERE key = ?", (META_VECTORS,))
+            else:
+                value = json.dumps({k: getattr(pointer, k) for k in VectorPointer.__dataclass_fields__})
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (META_VECTORS, value))
+
+    # -- what the indexer reads -------------------------------------------------
+
+    def file_stamps(self) -> dict[str, FileStamp]:
+        """Every indexed file's hash, mtime, size and structure source."""
+        with self._read() as conn:
+            rows = conn.execute("SELECT path, sha256, mtime_ns, size, structure FROM files")
+            return {r[0]: FileStamp(r[1], r[2], r[3], r[4]) for r in rows}
+
+    def chunk_ids(self) -> set[int]:
+        """Every chunk id (= every vector label that should exist)."""
+        with self._read() as conn:
+            return {r[0] for r in conn.execute("SELECT id FROM chunks")}
+
+    def chunk_texts(self, ids: Iterable[int]) -> list[tuple[int, str]]:
+        """(id, text) of those chunks that still exist, in id order."""
+        wanted = sorted(set(ids))
+        out: list[tuple[int, str]] = []
+        with self._read() as conn:
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                out.extend(conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", part))
+        return out
+
+    def chunk_ids_by_text(self, paths: Collection[str]) -> dict[str, int]:
+        """For the given files, chunk text -> an existing chunk id (to reuse its vector)."""
+        out: dict[str, int] = {}
+        with self._read() as conn:
+            for path in paths:
+                rows = conn.execute(
+                    "SELECT c.text, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
+                    (path,),
+                )
+                out.update(rows)
+        return out
+
+    # -- writes ---------------------------------------------------------------------
+
+    def write_files(
+        self,
+        files: Sequence[FileWrite],
+        *,
+        remove: Sequence[str] = (),
+        touch: Sequence[tuple[str, int, int]] = (),
+    ) -> WriteResult:
+        """In one transaction: replace files' rows, delete `remove`, set (mtime_ns, size) of `touch`."""
+        removed: list[int] = []
+        new: list[list[int]] = []
+        now = time.time()
+        with self._transaction("write files") as conn:
+            for path in remove:
+                removed.extend(self._delete_file(conn, path))
+            conn.executemany(
+                "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
+                [(mtime, size, path) for path, mtime, size in touch],
+            )
+            for f in files:
+                removed.extend(self._delete_file(conn, f.path))
+                file_id = _insert(
+                    conn,
+                    "INSERT INTO files(path, language, sha256, mtime_ns, size, structure, indexed_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (f.path, f.language, f.sha256, f.mtime_ns, f.size, f.structure, now),
+                )
+                symbol_ids: list[int] = []
+                for s in f.symbols:
+                    parent_id = symbol_ids[s.parent] if s.parent is not None else None
+                    r, sel = s.range, s.selection_range
+                    symbol_ids.append(
+                        _insert(
+                            conn,
+                            "INSERT INTO symbols(file_id, parent_id, name, qualified_name, kind,"
+                            " detail, container, depth, start_line, start_char, end_line, end_char,"
+                            " sel_start_line, sel_start_char, sel_end_line, sel_end_char)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            (file_id, parent_id, s.name, s.qualified_name, s.kind, s.detail,
+                             s.container, s.depth, r.start_line, r.start_char, r.end_line,
+                             r.end_char, sel.start_line, sel.start_char, sel.end_line,
+                             sel.end_char),
+                        )
+                    )  # fmt: skip
+                ids: list[int] = []
+                path_terms = fts_names([f.path])
+                for chunk, tokens in zip(f.chunks, f.tokens, strict=True):
+                    symbol_id = symbol_ids[chunk.symbol] if chunk.symbol is not None else None
+                    chunk_id = _insert(
+                        conn,
+                        "INSERT INTO chunks(file_id, symbol_id, kind, name, start_line, end_line,"
+                        " text, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (file_id, symbol_id, chunk.kind, chunk.name, chunk.start_line,
+                         chunk.end_line, chunk.text, tokens),
+                    )  # fmt: skip
+                    names = fts_names([chunk.name]) if chunk.symbol is not None else ""
+                    conn.execute(
+                        "INSERT INTO chunks_fts(rowid, names, path, body) VALUES (?, ?, ?, ?)",
+                        (chunk_id, names, path_terms, fts_document(chunk.text)),
+                    )
+                    ids.append(chunk_id)
+                new.append(ids)
+            _refresh_counts(conn)
+        return WriteResult(removed, new)
+
+    def remove_files(self, paths: Iterable[str], *, under: bool = False) -> list[int]:
+        """Delete files (with under=True also every file below each path); returns chunk ids."""
+        removed: list[int] = []
+        with self._transaction("remove files") as conn:
+            for path in paths:
+                targets = [path]
+                if under:
+                    prefix = path.rstrip("/") + "/"
+                    targets += [
+                        r[0]
+                        for r in conn.execute(
+                            "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
+                            (len(prefix), prefix),
+                        )
+                    ]
+                for target in targets:
+                    removed.extend(self._delete_file(conn, target))
+            _refresh_counts(conn)
+        return removed
+
+    @staticmethod
+    def _delete_file(conn: sqlite3.Connection, path: str) -> list[int]:
+        row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return []
+        file_id = row[0]
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
+        conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+        return ids
+
+
+def _insert(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> int:
+    rowid = conn.execute(sql, params).lastrowid
+    assert rowid is not None  # an INSERT always sets it
+    return rowid
+
+
+def _refresh_counts(conn: sqlite3.Connection) -> None:
+    for key, table in ((META_FILES, "files"), (META_SYMBOLS, "symbols"), (META_CHUNKS, "chunks")):
+        conn.execute(f"UPDATE meta SET value = (SELECT count(*) FROM {table}) WHERE key = ?", (key,))

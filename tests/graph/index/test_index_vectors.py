@@ -1,0 +1,107 @@
+"""The hnswlib vector index: search, deletion, growth, compaction, checked atomic saves."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy
+import numpy.typing as npt
+import pytest
+
+from lensmux.graph.index import IndexCorrupt, VectorIndex
+from lensmux.graph.index.vectors import remove_stale_files
+
+DIM = 16
+
+
+def _unit(rows: int, seed: int) -> npt.NDArray[numpy.float32]:
+    data = numpy.random.default_rng(seed).normal(size=(rows, DIM)).astype(numpy.float32)
+    unit: npt.NDArray[numpy.float32] = data / numpy.linalg.norm(data, axis=1, keepdims=True)
+    return unit
+
+
+def test_search_finds_each_vector_itself_and_skips_removed_ones() -> None:
+    index = VectorIndex(DIM)
+    data = _unit(3000, 1)  # more than the initial capacity, so the graph has to grow
+    labels = list(range(1000, 4000))
+    index.add(labels, data)
+    assert len(index) == 3000
+    for row in (0, 1234, 2999):
+        (best, similarity), *_ = index.search(data[row], 5)
+        assert best == labels[row]
+        assert similarity == pytest.approx(1.0, abs=1e-4)
+    assert index.search(data[1234], 3, ef=400)[0][0] == labels[1234]
+    index.remove([1000, 1001, 999_999])
+    assert 1000 not in index and len(index) == 2998
+    found = [label for label, _ in index.search(data[0], 10)]
+    assert 1000 not in found and 1001 not in found
+    assert index.search(data[0], 0) == []
+
+
+def test_compaction_drops_deleted_elements_and_keeps_results() -> None:
+    index = VectorIndex(DIM)
+    data = _unit(500, 2)
+    index.add(range(500), data)
+    index.remove(range(0, 500, 2))
+    assert index.deleted_fraction == pytest.approx(0.5)
+    index.compact()
+    assert index.deleted_fraction == 0.0
+    assert index.labels() == set(range(1, 500, 2))
+    assert index.search(data[7], 1)[0][0] == 7
+    # Asking for more than there are returns what there is instead of failing.
+    assert len(index.search(data[7], 10_000)) == 250
+
+
+def test_save_and_load_round_trip(tmp_path: Path) -> None:
+    index = VectorIndex(DIM)
+    data = _unit(200, 3)
+    index.add(range(10, 210), data)
+    pointer = index.save(tmp_path, 7)
+    assert pointer.file == "vectors-0000000007.hnsw" and pointer.count == 200 and pointer.dim == DIM
+    assert not list(tmp_path.glob("*.tmp")), "the temporary file was renamed into place"
+    loaded = VectorIndex.load(tmp_path, pointer)
+    assert loaded.labels() == set(range(10, 210))
+    assert loaded.search(data[5], 1)[0][0] == 15
+    stored = loaded.vectors([15, 9999])
+    assert set(stored) == {15}
+    assert numpy.allclose(stored[15], data[5], atol=1e-5)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "flipped", "missing"])
+def test_damaged_file_is_reported_as_corrupt_before_hnswlib_reads_it(tmp_path: Path, damage: str) -> None:
+    index = VectorIndex(DIM)
+    index.add(range(50), _unit(50, 4))
+    pointer = index.save(tmp_path, 1)
+    path = tmp_path / pointer.file
+    raw = path.read_bytes()
+    if damage == "garbage":
+        path.write_bytes(b"\xff" * len(raw))
+    elif damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped":
+        path.write_bytes(raw[:100] + bytes([raw[100] ^ 0xFF]) + raw[101:])
+    else:
+        path.unlink()
+    with pytest.raises(IndexCorrupt):
+        VectorIndex.load(tmp_path, pointer)
+
+
+def test_pointer_with_wrong_count_is_corrupt(tmp_path: Path) -> None:
+    index = VectorIndex(DIM)
+    index.add(range(5), _unit(5, 5))
+    pointer = index.save(tmp_path, 1)
+    with pytest.raises(IndexCorrupt):
+        VectorIndex.load(tmp_path, dataclasses.replace(pointer, count=6))
+
+
+def test_stale_generations_and_temp_files_are_removed(tmp_path: Path) -> None:
+    index = VectorIndex(DIM)
+    index.add([1], _unit(1, 6))
+    old = index.save(tmp_path, 1)
+    new = index.save(tmp_path, 2)
+    (tmp_path / "vectors-0000000003.hnsw.tmp").write_bytes(b"half written")
+    (tmp_path / "index.sqlite").write_bytes(b"not ours to touch")
+    remove_stale_files(tmp_path, new.file)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.sqlite", new.file]
+    assert old.file != new.file
