@@ -5,35 +5,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-
 from support.daemon_proc import DaemonProc, process_alive, running_daemon, wait_until
-from support.fake_servers import FAKE_LSP_SERVER
+from support.fake_servers import fake_server_config
 from support.lspclient import LspClient, LspResponseError
 
 pytestmark = [pytest.mark.anyio]
-
-FAST_RESTARTS = (
-    "[daemon.breaker]\nrestart_backoff_start = 0.05\nrestart_backoff_max = 0.2\n"
-    "failure_threshold = 3\nrestart_limit = 50\ncooldown = 1.0\n"
-)
-
-
-def fake_server_config(*flags: str, extra: str = "") -> str:
-    """Config adding the fake server as `fake`, fast restarts, plus `extra` TOML."""
-    args = json.dumps([str(FAKE_LSP_SERVER), *flags])
-    return (
-        FAST_RESTARTS
-        + f"[servers.fake]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n"
-        + 'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n'
-        + extra
-    )
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -18,3 +19,20 @@ def fake_server_argv(*flags: str) -> list[str]:
 def echo_server_argv() -> list[str]:
     """argv running the minimal raw-framing echo server."""
     return [sys.executable, str(ECHO_LSP_SERVER)]
+
+
+FAST_RESTARTS = (
+    "[daemon.breaker]\nrestart_backoff_start = 0.05\nrestart_backoff_max = 0.2\n"
+    "failure_threshold = 3\nrestart_limit = 50\ncooldown = 1.0\n"
+)
+
+
+def fake_server_config(*flags: str, extra: str = "") -> str:
+    """Daemon config adding the fake server as `fake` (with fast restarts), plus `extra` TOML."""
+    args = json.dumps([str(FAKE_LSP_SERVER), *flags])
+    return (
+        FAST_RESTARTS
+        + f"[servers.fake]\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n"
+        + 'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n'
+        + extra
+    )
