@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +21,12 @@ from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from lensmux.daemon import listeners, paths, routing
 from lensmux.daemon.client_session import ClientSession
-from lensmux.daemon.config import Config
+from lensmux.daemon.config import Config, ConfigInvalid, load_config
 from lensmux.daemon.control import ControlError, ControlServer
 from lensmux.daemon.instance import InstanceError
 from lensmux.daemon.registry import InstanceRegistry, UnknownRoot
+from lensmux.daemon.service.activation import listener_from_socket
+from lensmux.daemon.service.notify import Notifier, watchdog_task
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
 from lensmux.daemon.wire.framing import FrameLimits
@@ -34,9 +37,18 @@ log = logging.getLogger(__name__)
 class Daemon:
     """The running daemon's state, as seen by its control methods."""
 
-    def __init__(self, config: Config, runtime_dir: Path) -> None:
+    def __init__(
+        self, config: Config, runtime_dir: Path, *, config_path: Path | None = None, notifier: Notifier | None = None
+    ) -> None:
         self.config = config
+        self.config_path = config_path
+        self.notifier = notifier or Notifier(None)
         self.runtime_dir = runtime_dir
+        self.reloads = 0
+        self.last_reload_error: str | None = None
+        self._listeners: dict[str, SocketListener] = {}
+        self._listener_scopes: dict[str, anyio.CancelScope] = {}
+        self._adopted_names: set[str] = set()
         self.started = time.time()
         self.limits = FrameLimits(config.daemon.max_header_bytes, config.daemon.max_body_bytes)
         self.control = ControlServer(self.limits)
@@ -44,6 +56,7 @@ class Daemon:
         self.registry: InstanceRegistry | None = None
         self._stop = anyio.Event()
         self._tg: TaskGroup | None = None
+        self._accept_tg: TaskGroup
         self.on_ready: list[Callable[[], None]] = []
         self.control.register("lensmux/status", self._status)
         self.control.register("lensmux/ping", self._ping)
@@ -55,71 +68,156 @@ class Daemon:
 
     async def run(
         self,
-        adopted: dict[str, SocketListener] | None = None,
+        adopted: dict[str, socket.socket] | None = None,
         *,
         task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve until asked to stop; `adopted` sockets (socket activation) replace binding."""
-        sockets = await self._listeners(adopted or {})
+        await self._open_listeners(adopted or {})
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self.registry = InstanceRegistry(tg, self.config)
             async with anyio.create_task_group() as accept_tg:
-                for name, listener in sockets.items():
-                    accept_tg.start_soon(self._accept_task, name, listener, tg)
+                self._accept_tg = accept_tg
+                for name in list(self._listeners):
+                    self._start_accepting(name)
                 accept_tg.start_soon(self._signal_task)
-                log.info("lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(sockets)), self.runtime_dir)
+                await accept_tg.start(watchdog_task, self.notifier, self._healthy)
+                accept_tg.start_soon(self._status_task)
+                log.info(
+                    "lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(self._listeners)), self.runtime_dir
+                )
+                self.notifier.ready(self._summary())
                 for hook in self.on_ready:
                     hook()
                 task_status.started()
                 await self._stop.wait()
                 log.info("shutting down")
+                self.notifier.stopping("shutting down")
                 accept_tg.cancel_scope.cancel()
-            for listener in sockets.values():
+            for listener in self._listeners.values():
                 await listener.aclose()
             with anyio.move_on_after(self.config.daemon.shutdown_grace + 2, shield=True):
                 await self.registry.shutdown_all()
             tg.cancel_scope.cancel()
-        for name in sockets:
-            if name not in (adopted or {}):
+        for name in self._listeners:
+            if name not in self._adopted_names:
                 self._socket_path(name).unlink(missing_ok=True)
         log.info("stopped")
+
+    def _healthy(self) -> bool:
+        return not self._stop.is_set()
+
+    def _summary(self) -> str:
+        registry = self.registry
+        instances = registry.instances() if registry else []
+        running = sum(1 for i in instances if i.ready)
+        return f"{len(instances)} instances ({running} running), {len(self.clients)} clients"
+
+    async def _status_task(self) -> None:
+        last = ""
+        while True:
+            summary = self._summary()
+            if summary != last:
+                self.notifier.status(summary)
+                last = summary
+            await anyio.sleep(5)
+
+    def _start_accepting(self, name: str) -> None:
+        scope = anyio.CancelScope()
+        self._listener_scopes[name] = scope
+        self._accept_tg.start_soon(self._accept_task, name, self._listeners[name], scope)
 
     def _socket_path(self, name: str) -> Path:
         if name == "lensmux":
             return paths.control_socket(self.runtime_dir)
         return paths.server_socket(self.runtime_dir, name)
 
-    async def _listeners(self, adopted: dict[str, SocketListener]) -> dict[str, SocketListener]:
+    async def _open_listeners(self, adopted: dict[str, socket.socket]) -> None:
         listeners.prepare_runtime_dir(self.runtime_dir)
         names = ["lensmux", *self.config.enabled_servers()]
-        out: dict[str, SocketListener] = {}
         try:
+            for name, sock in adopted.items():
+                if name not in names:
+                    log.warning("socket activation passed %r, which is not a configured server; closing it", name)
+                    sock.close()
+                    continue
+                self._listeners[name] = await listener_from_socket(sock)
+                self._adopted_names.add(name)
             for name in names:
-                out[name] = adopted.get(name) or await listeners.bind(self._socket_path(name))
+                if name not in self._listeners:
+                    self._listeners[name] = await listeners.bind(self._socket_path(name))
         except BaseException:
-            for listener in out.values():
+            for listener in self._listeners.values():
                 await listener.aclose()
             raise
-        return out
 
     async def _signal_task(self) -> None:
-        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT, signal.SIGHUP) as signals:
             async for signum in signals:
                 log.info("received %s", signal.Signals(signum).name)
-                self.request_stop()
+                if signum == signal.SIGHUP:
+                    await self.reload()
+                else:
+                    self.request_stop()
 
-    async def _accept_task(self, name: str, listener: SocketListener, tg: TaskGroup) -> None:
-        while True:
+    async def reload(self) -> bool:
+        """Re-read the configuration; keep the old one (and say why) if the new one is invalid."""
+        self.notifier.reloading("reloading configuration")
+        try:
             try:
-                stream = await listener.accept()
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                return
-            except OSError as exc:
-                log.warning("%s: accept failed: %s", name, exc)
-                await anyio.sleep(0.1)
+                new = load_config(self.config_path, explicit=self.config_path is not None)
+            except ConfigInvalid as exc:
+                self.last_reload_error = str(exc)
+                for line in str(exc).splitlines():
+                    log.error("configuration rejected, keeping the previous one: %s", line)
+                return False
+            await self._apply(new)
+            self.reloads += 1
+            self.last_reload_error = None
+            return True
+        finally:
+            self.notifier.ready(self._summary())
+
+    async def _apply(self, new: Config) -> None:
+        old_names = set(self.config.enabled_servers())
+        new_names = set(new.enabled_servers())
+        for name in sorted(new_names - old_names):
+            try:
+                self._listeners[name] = await listeners.bind(self._socket_path(name))
+            except listeners.ListenerError as exc:
+                log.error("reload: cannot serve new server %s: %s", name, exc)
                 continue
-            tg.start_soon(self._connection_task, name, stream)
+            self._start_accepting(name)
+            log.info("reload: serving new server %s", name)
+        for name in sorted(old_names - new_names):
+            # Removed servers drain: no new clients, connected ones keep their instance.
+            self._listener_scopes.pop(name).cancel()
+            listener = self._listeners.pop(name)
+            await listener.aclose()
+            if name not in self._adopted_names:
+                self._socket_path(name).unlink(missing_ok=True)
+            log.info("reload: server %s removed; its instances drain", name)
+        for name in sorted(old_names & new_names):
+            if self.config.servers[name].fingerprint() != new.servers[name].fingerprint():
+                log.info("reload: server %s changed; new clients get a new instance", name)
+        self.config = new
+        if self.registry is not None:
+            self.registry.config = new
+
+    async def _accept_task(self, name: str, listener: SocketListener, scope: anyio.CancelScope) -> None:
+        assert self._tg is not None
+        with scope:
+            while True:
+                try:
+                    stream = await listener.accept()
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+                except OSError as exc:
+                    log.warning("%s: accept failed: %s", name, exc)
+                    await anyio.sleep(0.1)
+                    continue
+                self._tg.start_soon(self._connection_task, name, stream)
 
     async def _connection_task(self, name: str, stream: SocketStream) -> None:
         # A bug met by one connection ends that connection, never the daemon.
@@ -204,6 +302,8 @@ class Daemon:
             "uptime_s": round(time.time() - self.started, 1),
             "runtime_dir": str(self.runtime_dir),
             "config": self.config.source,
+            "reloads": self.reloads,
+            "last_reload_error": self.last_reload_error,
             "servers": sorted(self.config.enabled_servers()),
             "instances": [inst.status() for inst in registry.instances()],
             "clients": [c.status() for c in self.clients.values()],

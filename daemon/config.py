@@ -49,6 +49,8 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     env: dict[str, str] = {}
     timeouts: TimeoutConfig = msgspec.field(default_factory=TimeoutConfig)
     enabled: bool = True
+    # `lensmux doctor` fails when a required server is missing, warns otherwise.
+    required: bool = True
 
     def fingerprint(self) -> str:
         """Hash of everything that changes the running process; keys instances."""

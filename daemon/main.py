@@ -1,9 +1,8 @@
-"""`lensmux serve --foreground`: logging, the event loop, the exit status."""
+"""`lensmux serve --foreground`: logging, adopted sockets, the event loop, the exit status."""
 
 from __future__ import annotations
 
 import logging
-import sys
 from pathlib import Path
 
 import anyio
@@ -11,25 +10,27 @@ import anyio
 from lensmux.daemon.app import Daemon
 from lensmux.daemon.config import Config
 from lensmux.daemon.listeners import ListenerError
+from lensmux.daemon.service.activation import adopt_sockets
+from lensmux.daemon.service.errors import ServiceError
+from lensmux.daemon.service.logsetup import configure_logging
+from lensmux.daemon.service.notify import Notifier
 
 log = logging.getLogger("lensmux")
-
-
-def configure_logging(level: str) -> None:
-    """Plain timestamped lines on stderr."""
-    logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
 
 
 def serve_foreground(config: Config, runtime_dir: Path, config_path: Path | None, log_level: str | None) -> int:
     """Run the daemon until SIGTERM/SIGINT; exit status 0 on a clean stop."""
     configure_logging(log_level or config.daemon.log_level)
-    daemon = Daemon(config, runtime_dir)
+    # Both read and then clear their environment, so servers never inherit them.
+    notifier = Notifier.from_environ()
     try:
-        anyio.run(daemon.run)
+        adopted = adopt_sockets()
+    except ServiceError as exc:
+        log.error("socket activation: %s", exc)
+        return 1
+    daemon = Daemon(config, runtime_dir, config_path=config_path, notifier=notifier)
+    try:
+        anyio.run(daemon.run, adopted)
     except ListenerError as exc:
         log.error("%s", exc)
         return 1

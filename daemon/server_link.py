@@ -7,14 +7,13 @@ import time
 from pathlib import Path
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import Process
 
 from lensmux.daemon import process as proc
+from lensmux.daemon.service.logsetup import pump_stderr_task
 from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter
 
 log = logging.getLogger(__name__)
-
-_STDERR_LINE_CAP = 4096
 
 
 class ServerLink:
@@ -27,7 +26,6 @@ class ServerLink:
         self.started = time.time()
         self.reader = FrameReader(process.stdout, limits)
         self.writer = FrameWriter(process.stdin)
-        self.stderr_tail: list[str] = []
 
     @classmethod
     async def start(cls, argv: list[str], env: dict[str, str], cwd: Path, name: str, limits: FrameLimits) -> ServerLink:
@@ -57,27 +55,6 @@ class ServerLink:
         return self.process.returncode
 
     async def stderr_task(self) -> None:
-        """Log the server's stderr line by line, bounded, never blocking it."""
-        stream: ByteReceiveStream | None = self.process.stderr
-        if stream is None:
-            return
-        logger = logging.getLogger(f"lensmux.server.{self.name}")
-        pending = b""
-        try:
-            async for chunk in stream:
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                if len(pending) > _STDERR_LINE_CAP:
-                    lines.append(pending)
-                    pending = b""
-                for line in lines:
-                    text = line[:_STDERR_LINE_CAP].decode("utf-8", "replace").rstrip()
-                    if text:
-                        self._remember(text)
-                        logger.info("%s", text)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return
-
-    def _remember(self, text: str) -> None:
-        self.stderr_tail.append(text)
-        del self.stderr_tail[:-20]
+        """Log the server's stderr under its name, bounded, never blocking it."""
+        if self.process.stderr is not None:
+            await pump_stderr_task(self.process.stderr, self.name)

@@ -73,11 +73,12 @@ def parse_header_block(block: bytes, limits: FrameLimits) -> int:
                 raise MalformedHeader("Content-Length given twice")
             if not val.isdigit():
                 raise MalformedHeader(f"Content-Length is not a non-negative integer: {val[:30]!r}")
-            # int() refuses digit strings past a few thousand digits (ValueError);
-            # anything longer than the cap's own digits is too large anyway.
-            if len(val.lstrip(b"0")) > len(str(limits.max_body)):
+            # int() refuses strings of more than 4300 digits, leading zeros included
+            # (ValueError); more significant digits than the cap has is too large anyway.
+            digits = val.lstrip(b"0") or b"0"
+            if len(digits) > len(str(limits.max_body)):
                 raise BodyTooLarge(f"Content-Length {val[:30]!r}... exceeds the cap of {limits.max_body} bytes")
-            length = int(val)
+            length = int(digits)
         elif key == b"content-type":
             _check_content_type(val)
         # Other headers are allowed by the specification and ignored.
