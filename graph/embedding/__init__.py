@@ -1,1 +1,14 @@
-"""Embedding model: ONNX graph built from packaged weights, quantised, tokenised."""
+"""Embedding model: ONNX graph built from packaged weights, quantised, tokenised.
+
+Entry points (import them from their modules; this package imports nothing heavy):
+
+- ``embedder.Embedder``: ``open_default()`` / ``open_directory(path)``, then ``embed``,
+  ``embed_query``, ``count_tokens``, ``dim``, ``info()``.
+- ``store.build_model`` / ``store.model_info``: ``lensmux model build`` / ``model info``.
+- ``spec.ModelSpec`` and the error tree rooted at ``spec.EmbeddingError``.
+
+Modules: ``weights`` finds and reads the packaged safetensors, ``onnx_builder`` turns them
+into a float32 graph, ``quantize`` makes and checks the int8 version, ``cache`` owns the
+on-disk entries, ``store`` sequences build / verify / rebuild, ``tokenizer`` wraps
+``tokenizers``, ``runtime`` is the onnxruntime boundary.
+"""

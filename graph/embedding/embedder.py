@@ -1,0 +1,246 @@
+"""Embedder: texts in, L2-normalised float32 sentence vectors out.
+
+Texts are tokenised once, ordered longest first and cut into batches whose padded size
+stays within a token budget, so short texts are never padded to a long neighbour;
+results go back in the caller's order. One onnxruntime session serves every caller:
+``InferenceSession.run`` is thread-safe and nothing else here is mutated after
+construction, so ``embed`` may run in several ``anyio.to_thread`` workers at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio.to_thread
+import msgspec
+import numpy as np
+import numpy.typing as npt
+import onnxruntime as ort
+
+from lensmux.graph.embedding.cache import Manifest
+from lensmux.graph.embedding.runtime import (
+    PROVIDERS,
+    SessionIO,
+    available_cores,
+    l2_normalise,
+    open_session,
+    pool,
+    run_session,
+)
+from lensmux.graph.embedding.spec import ModelCorrupt, ModelSpec, ModelSpecInvalid, read_model_spec
+from lensmux.graph.embedding.store import CachedModel, Precision, ProgressCallback, ensure_model
+from lensmux.graph.embedding.tokenizer import TextTokenizer
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TOKEN_BUDGET = 8192
+# Caps the batch for very short texts too, bounding one run's latency and memory.
+MAX_BATCH = 256
+
+Vectors = npt.NDArray[np.float32]
+
+
+class EmbedderInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What an open Embedder runs, for ``lensmux model info`` and logs."""
+
+    name: str
+    dim: int
+    max_tokens: int
+    model_dir: str
+    output: str
+    pooling: str
+    normalize: bool
+    threads: int
+    token_budget: int
+    providers: list[str]
+    precision: str | None = None
+    manifest: Manifest | None = None
+
+
+def plan_batches(lengths: Sequence[int], token_budget: int, max_batch: int = MAX_BATCH) -> list[range]:
+    """Cut positions of a longest-first length list into batches whose padded size fits."""
+    batches: list[range] = []
+    start = 0
+    while start < len(lengths):
+        longest = max(int(lengths[start]), 1)
+        size = max(1, min(max_batch, token_budget // longest))
+        batches.append(range(start, min(len(lengths), start + size)))
+        start = batches[-1].stop
+    return batches
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    session: ort.InferenceSession
+    io: SessionIO
+    tokenizer: TextTokenizer
+
+
+class Embedder:
+    """Sentence embeddings from one ONNX model; safe to share between threads."""
+
+    def __init__(
+        self,
+        *,
+        model: bytes,
+        tokenizer_json: str,
+        spec: ModelSpec,
+        model_dir: Path,
+        threads: int | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        precision: str | None = None,
+        manifest: Manifest | None = None,
+    ) -> None:
+        if token_budget < spec.max_tokens:
+            raise ValueError(f"token_budget {token_budget} is below one full text ({spec.max_tokens})")
+        self._threads = threads or available_cores()
+        self._spec = spec
+        self._model_dir = model_dir
+        self._token_budget = token_budget
+        self._precision = precision
+        self._manifest = manifest
+        session = open_session(model, threads=self._threads, origin=str(model_dir))
+        self._loaded = _Loaded(
+            session=session,
+            io=SessionIO.inspect(session, spec.output, str(model_dir)),
+            tokenizer=TextTokenizer(
+                tokenizer_json,
+                max_tokens=spec.max_tokens,
+                origin=str(model_dir / spec.tokenizer_file),
+            ),
+        )
+        # One real run settles the width and proves the model works before anyone relies on it.
+        self._dim = int(self._run(["dimension probe"]).shape[1])
+        if spec.dim is not None and spec.dim != self._dim:
+            raise ModelSpecInvalid(f"{model_dir}: spec says dim {spec.dim}, model returns {self._dim}")
+        log.info("embedding model %s ready: dim %d, %d threads", spec.name, self._dim, self._threads)
+
+    @classmethod
+    def open_default(
+        cls,
+        precision: Precision = "int8",
+        *,
+        threads: int | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        cache_root: Path | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> Embedder:
+        """The packaged all-MiniLM-L6-v2, built into the cache on first use."""
+        cached = ensure_model(precision, cache_root=cache_root, progress=progress)
+        try:
+            return cls._from_cache(cached, precision, threads, token_budget)
+        except ModelCorrupt as exc:
+            # The files match their checksums yet do not load: rebuild once, then give up.
+            log.warning("cached model does not load, rebuilding it: %s", exc)
+            cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True)
+            return cls._from_cache(cached, precision, threads, token_budget)
+
+    @classmethod
+    def _from_cache(cls, cached: CachedModel, precision: Precision, threads: int | None, token_budget: int) -> Embedder:
+        return cls(
+            model=cached.model_bytes,
+            tokenizer_json=cached.tokenizer_json,
+            spec=cached.spec,
+            model_dir=cached.directory,
+            threads=threads,
+            token_budget=token_budget,
+            precision=precision,
+            manifest=cached.entry.manifest,
+        )
+
+    @classmethod
+    def open_directory(
+        cls,
+        directory: Path,
+        *,
+        spec: ModelSpec | None = None,
+        threads: int | None = None,
+        token_budget: int = DEFAULT_TOKEN_BUDGET,
+    ) -> Embedder:
+        """A user-supplied model directory (model.onnx + tokenizer.json + pooling settings)."""
+        spec = spec or read_model_spec(directory)
+        try:
+            model = (directory / spec.model_file).read_bytes()
+            tokenizer_json = (directory / spec.tokenizer_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelCorrupt(f"cannot read the model in {directory}: {exc}") from exc
+        return cls(
+            model=model,
+            tokenizer_json=tokenizer_json,
+            spec=spec,
+            model_dir=directory,
+            threads=threads,
+            token_budget=token_budget,
+        )
+
+    @property
+    def dim(self) -> int:
+        """Width of every embedding."""
+        return self._dim
+
+    @property
+    def max_tokens(self) -> int:
+        """Texts are truncated to this many tokens, [CLS] and [SEP] included."""
+        return self._spec.max_tokens
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embeddings of ``texts`` in their order, float32 [len(texts), dim]."""
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts; use embed_query() for one text")
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        return self._run(texts)
+
+    def embed_query(self, text: str) -> Vectors:
+        """Embedding of one text, float32 [dim]."""
+        vector: Vectors = self._run([text])[0]
+        return vector
+
+    async def embed_async(self, texts: Sequence[str]) -> Vectors:
+        """``embed`` in a worker thread, keeping the event loop free."""
+        return await anyio.to_thread.run_sync(self.embed, texts)
+
+    def count_tokens(self, text: str) -> int:
+        """Model tokens in ``text`` (no special tokens, no truncation), for context budgets."""
+        return self._loaded.tokenizer.count_tokens(text)
+
+    def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
+        """``count_tokens`` for many texts at once."""
+        return self._loaded.tokenizer.count_tokens_batch(texts)
+
+    def info(self) -> EmbedderInfo:
+        """Describe the loaded model and run settings."""
+        return EmbedderInfo(
+            name=self._spec.name,
+            dim=self._dim,
+            max_tokens=self._spec.max_tokens,
+            model_dir=str(self._model_dir),
+            output=self._loaded.io.output,
+            pooling=self._spec.pooling,
+            normalize=self._spec.normalize,
+            threads=self._threads,
+            token_budget=self._token_budget,
+            providers=list(PROVIDERS),
+            precision=self._precision,
+            manifest=self._manifest,
+        )
+
+    def _run(self, texts: Sequence[str]) -> Vectors:
+        loaded = self._loaded
+        ids = loaded.tokenizer.encode(texts)
+        lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
+        order = np.argsort(-lengths, kind="stable")
+        parts: list[tuple[npt.NDArray[np.intp], Vectors]] = []
+        for positions in plan_batches(lengths[order].tolist(), self._token_budget):
+            rows = order[positions.start : positions.stop]
+            batch = loaded.tokenizer.pad([ids[r] for r in rows])
+            output = run_session(loaded.session, loaded.io, batch)
+            vectors = pool(output, batch.attention_mask, self._spec.pooling)
+            parts.append((rows, l2_normalise(vectors) if self._spec.normalize else vectors))
+        result = np.empty((len(texts), parts[0][1].shape[1]), dtype=np.float32)
+        for rows, vectors in parts:
+            result[rows] = vectors
+        return result
