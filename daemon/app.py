@@ -23,7 +23,9 @@ from lensmux.daemon import listeners, paths, routing
 from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 from lensmux.daemon.control import ControlError, ControlServer
+from lensmux.daemon.indexing import IndexService, IndexServiceError
 from lensmux.daemon.instance import InstanceError
+from lensmux.daemon.internal_client import InternalClient
 from lensmux.daemon.registry import InstanceRegistry, UnknownRoot
 from lensmux.daemon.service.activation import listener_from_socket
 from lensmux.daemon.service.notify import Notifier, watchdog_task
@@ -61,6 +63,10 @@ class Daemon:
         self.control.register("lensmux/status", self._status)
         self.control.register("lensmux/ping", self._ping)
         self.control.register("lensmux/shutdown", self._shutdown)
+        self.control.register("lensmux/index", self._index)
+        self.control.register("lensmux/indexStatus", self._index_status)
+        self.indexes: IndexService | None = None
+        self.internal: InternalClient | None = None
 
     def request_stop(self) -> None:
         """Begin a graceful shutdown."""
@@ -77,6 +83,17 @@ class Daemon:
         async with anyio.create_task_group() as tg:
             self._tg = tg
             self.registry = InstanceRegistry(tg, self.config)
+            self.internal = InternalClient(self.registry)
+            self.indexes = IndexService(self.config.daemon, self.internal)
+            self.registry.on_new_instance.append(lambda inst: inst.on_saved.append(self._on_saved))
+            index_scope = anyio.CancelScope()
+
+            async def indexes_task(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+                assert self.indexes is not None
+                with index_scope:
+                    await self.indexes.run_task(task_status=task_status)
+
+            await tg.start(indexes_task)
             async with anyio.create_task_group() as accept_tg:
                 self._accept_tg = accept_tg
                 for name in list(self._listeners):
@@ -97,6 +114,10 @@ class Daemon:
                 accept_tg.cancel_scope.cancel()
             for listener in self._listeners.values():
                 await listener.aclose()
+            # Indexes first (they save and close while their servers still answer), then servers.
+            index_scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await self.indexes.wait_closed()
             with anyio.move_on_after(self.config.daemon.shutdown_grace + 2, shield=True):
                 await self.registry.shutdown_all()
             tg.cancel_scope.cancel()
@@ -284,7 +305,34 @@ class Daemon:
         attached.append(instance)
         client.send(ev.response(env.rid, result))
 
+    def _on_saved(self, uri: str) -> None:
+        if self.indexes is not None:
+            self.indexes.on_saved(uri)
+
     # -- control methods ---------------------------------------------------
+
+    def _root_param(self, params: Any) -> Path:
+        root = params.get("root") if isinstance(params, dict) else None
+        if not isinstance(root, str) or not root:
+            raise ControlError(ErrorCode.INVALID_PARAMS, "params.root must be a directory path")
+        return Path(root)
+
+    async def _index(self, params: Any) -> Any:
+        if self.indexes is None:
+            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
+        try:
+            entry = await self.indexes.index(self._root_param(params))
+        except IndexServiceError as exc:
+            raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
+        return self.indexes.summary(entry)
+
+    async def _index_status(self, params: Any) -> Any:
+        if self.indexes is None:
+            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
+        entry = self.indexes.find(self._root_param(params))
+        if entry is None:
+            raise ControlError(ErrorCode.INVALID_PARAMS, f"{params.get('root')} is not indexed")
+        return self.indexes.summary(entry)
 
     async def _ping(self, params: Any) -> Any:
         return {"pid": os.getpid()}
@@ -307,4 +355,5 @@ class Daemon:
             "servers": sorted(self.config.enabled_servers()),
             "instances": [inst.status() for inst in registry.instances()],
             "clients": [c.status() for c in self.clients.values()],
+            "index": self.indexes.status() if self.indexes else None,
         }

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from lensmux.daemon import paths
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
+from lensmux.daemon.ctlclient import ControlClient, ControlClientError, RemoteError
 
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
@@ -67,6 +73,79 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     return 1 if any(c.required and not c.ok for c in checks) else 0
 
 
+def _call(args: argparse.Namespace, method: str, params: object, timeout: float | None = 600.0) -> Any:
+    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    with ControlClient(runtime_dir, timeout=timeout) as ctl:
+        return ctl.call(method, params)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Start or refresh indexing of a root; with --wait show progress, then a summary."""
+    from lensmux.daemon.progress_bar import ProgressBar
+
+    root = str(Path(args.root).resolve())
+    try:
+        status = _call(args, "lensmux/index", {"root": root})
+    except RemoteError as exc:
+        print(f"lensmux: {exc}", file=sys.stderr)
+        return 1
+    if not args.wait:
+        print(json.dumps(status) if args.json else f"indexing {root} (lensmux status shows progress)")
+        return 0
+    bar = None if args.json else ProgressBar()
+    started_runs = int(status["runs"])
+    while status["running"] or int(status["runs"]) <= started_runs:
+        if bar is not None:
+            bar.index_update(status)
+        time.sleep(0.2)
+        status = _call(args, "lensmux/indexStatus", {"root": root})
+    if bar is not None:
+        bar.index_update(status)
+        bar.close()
+    summary = {
+        "root": status["root"],
+        "files": status["files"],
+        "symbols": status["symbols"],
+        "chunks": status["chunks"],
+        "seconds": status["elapsed_s"],
+        "error": status["error"] or status.get("last_error"),
+    }
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"indexed {summary['root']}: {summary['files']} files, {summary['symbols']} symbols, "
+            f"{summary['chunks']} chunks in {summary['seconds']}s"
+            + (f" (error: {summary['error']})" if summary["error"] else "")
+        )
+    return 1 if status["error"] else 0
+
+
+def cmd_model(args: argparse.Namespace) -> int:
+    """`model build` builds the embedding model into the cache; `model info` shows it."""
+    from lensmux.daemon.progress_bar import ProgressBar
+    from lensmux.graph.embedding.spec import EmbeddingError
+    from lensmux.graph.embedding.store import build_model, model_info
+
+    try:
+        if args.action == "build":
+            bar = ProgressBar()
+            info = build_model(args.precision, force=args.force, progress=lambda stage, f: bar.update(f, stage))
+            bar.close()
+        else:
+            info = model_info(args.precision)
+    except EmbeddingError as exc:
+        print(f"lensmux: {exc}", file=sys.stderr)
+        return 1
+    data = msgspec.to_builtins(info)
+    try:
+        data["daemon"] = _call(args, "lensmux/status", None, timeout=5)["index"]["model"]
+    except ControlClientError:
+        data["daemon"] = "not running"
+    print(json.dumps(data, indent=2))
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Common) -> None:
     """Add service and doctor subcommands."""
     install = sub.add_parser("install-service", help="install the systemd user units")
@@ -81,3 +160,15 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     doctor.add_argument("--config", help="configuration file")
     doctor.add_argument("--quick", action="store_true", help="do not start the servers")
     doctor.set_defaults(func=cmd_doctor)
+
+    index = common(sub.add_parser("index", help="index a workspace root for search"))
+    index.add_argument("root", help="the workspace root")
+    index.add_argument("--wait", action="store_true", help="show progress until done, then a summary")
+    index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.set_defaults(func=cmd_index)
+
+    model = common(sub.add_parser("model", help="build or inspect the embedding model"))
+    model.add_argument("action", choices=["build", "info"])
+    model.add_argument("--precision", choices=["int8", "fp32"], default="int8")
+    model.add_argument("--force", action="store_true", help="rebuild even if cached")
+    model.set_defaults(func=cmd_model)

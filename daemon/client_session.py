@@ -23,6 +23,8 @@ from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter, F
 log = logging.getLogger(__name__)
 
 _session_ids = itertools.count(1)
+# One write carries at most this much of a client's queue (one larger message goes alone).
+_BATCH_BYTES = 1024 * 1024
 
 Handler = Callable[["ClientSession", Envelope], Awaitable[None]]
 ResponseHook = Callable[[Envelope], Awaitable[None] | None]
@@ -165,9 +167,26 @@ class ClientSession:
     async def _writer_task(self) -> None:
         try:
             async for body in self._queue:
-                await self._writer.send(body)
+                await self._writer.send_many(self._take_batch(body))
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
             self.close(f"write failed: {exc}")
+
+    def _take_batch(self, first: bytes) -> list[bytes]:
+        """`first` and whatever else is queued, up to _BATCH_BYTES.
+
+        A burst of messages from a server is routed without a pause; writing
+        one message per wake-up would let a reading client's queue overflow
+        all the same, so the writer takes everything queued at once.
+        """
+        batch, size = [first], len(first)
+        while size < _BATCH_BYTES:
+            try:
+                body = self._queue.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                break
+            batch.append(body)
+            size += len(body)
+        return batch
 
     def status(self) -> dict[str, Any]:
         """What `lensmux status` shows of this client."""

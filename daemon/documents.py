@@ -12,6 +12,9 @@ from typing import Any
 
 from lensmux.daemon.textedit import apply_changes
 
+# The holder id the daemon itself uses when it opens a document (indexing, search).
+INTERNAL_HOLDER = 0
+
 
 @dataclass(slots=True)
 class Document:
@@ -72,6 +75,16 @@ class DocumentStore:
         doc.text = text
         doc.version += 1
         return [ServerNotice("textDocument/didChange", self._full_change(doc))]
+
+    def open_internal(self, uri: str, language_id: str, text: str) -> list[ServerNotice]:
+        """The daemon's own open: never changes a text an editor already has open."""
+        doc = self._docs.get(uri)
+        if doc is not None:
+            doc.holders.setdefault(INTERNAL_HOLDER, 0)
+            return []
+        doc = Document(uri, language_id, text, 1, {INTERNAL_HOLDER: 0})
+        self._docs[uri] = doc
+        return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
 
     def change(self, client: int, params: dict[str, Any]) -> list[ServerNotice]:
         """A client's didChange, applied here and forwarded with the daemon's version."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -24,7 +25,7 @@ from lensmux.daemon.breaker import CircuitBreaker
 from lensmux.daemon.cache import ResponseCache
 from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.config import DaemonConfig, ServerConfig
-from lensmux.daemon.documents import DocumentStore
+from lensmux.daemon.documents import DocumentStore, ServerNotice
 from lensmux.daemon.pending import Pending, PendingTable
 from lensmux.daemon.process import SpawnFailed
 from lensmux.daemon.server_link import ServerLink
@@ -112,6 +113,10 @@ class Instance:
         self._process_scope: anyio.CancelScope | None = None
         self._kill_reason: str | None = None
         self._watch_stop = anyio.Event()
+        self.broadcast_diagnostics: set[str] = set()
+        self._doc_lock = anyio.Lock()
+        # Called with a URI when a client saves it (the index re-reads the file).
+        self.on_saved: list[Callable[[str], None]] = []
 
     @property
     def name(self) -> str:
@@ -163,6 +168,15 @@ class Instance:
         assert self.init_result is not None
         return self.init_result
 
+    def ensure_started(self, client_params: dict[str, Any]) -> None:
+        """Start the server for the daemon's own use if no client has yet."""
+        if self.init_params is None:
+            self.init_params = self.adapter.initialize_params(client_params, self.key.root, _pid())
+            self._params_set.set()
+        if not self.clients:
+            # The daemon's own use counts as activity for the idle timer.
+            self.idle_since = time.monotonic()
+
     def touch(self, client: ClientSession) -> None:
         """Remember the most recently active client for unrouted server requests."""
         self._last_client = client
@@ -190,6 +204,8 @@ class Instance:
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
         """Send a request of the daemon's own (cached, breaker-guarded) and return its result."""
         limit = timeout or self.config.timeouts.for_method(method)
+        if not self.clients:
+            self.idle_since = time.monotonic()
         key = self.cache.key_for(method, params)
         if key is not None:
             hit = self.cache.get(key)
@@ -242,6 +258,23 @@ class Instance:
             await link.send(body)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise ServerUnavailable(f"{self.name}: write failed: {exc}") from exc
+
+    async def sync_documents(self, mutate: Callable[[], list[ServerNotice]]) -> None:
+        """Change the document store and tell the server, atomically with respect to (re)initialization.
+
+        While the server is not ready the notices are dropped: the replay that
+        follows `initialize` sends the store's current state instead, and the
+        lock keeps a change from slipping between that replay and readiness.
+        """
+        async with self._doc_lock:
+            notices = mutate()
+            if not self.ready:
+                return
+            for notice in notices:
+                try:
+                    await self.notify_server(notice.method, notice.params)
+                except ServerUnavailable:
+                    return
 
     async def notify_server(self, method: str, params: Any) -> None:
         """Send a notification the daemon built."""
@@ -378,11 +411,12 @@ class Instance:
             self.stop()
             return
         self.init_result = routing.client_initialize_result(self, entry.reply.result)
-        await self.notify_server("initialized", {})
-        for notice in self.documents.replay():
-            await self.notify_server(notice.method, notice.params)
-        self.state = "running"
-        self._ready.set()
+        async with self._doc_lock:
+            await self.notify_server("initialized", {})
+            for notice in self.documents.replay():
+                await self.notify_server(notice.method, notice.params)
+            self.state = "running"
+            self._ready.set()
         log.info("%s: ready (pid %d)", self.name, self.link.pid if self.link else -1)
 
     async def _idle_task(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ class InstanceRegistry:
         self._tg = tg
         self.config = config
         self._instances: dict[InstanceKey, Instance] = {}
+        self.on_new_instance: list[Callable[[Instance], None]] = []
 
     def instances(self) -> list[Instance]:
         """Every instance not yet stopped."""
@@ -72,8 +74,17 @@ class InstanceRegistry:
             cfg = self.config.servers[key.server]
             inst = Instance(key, cfg, adapter_for(cfg), self.config.daemon)
             self._instances[key] = inst
+            for hook in self.on_new_instance:
+                hook(inst)
             self._tg.start_soon(inst.run_task)
             log.info("new instance %s", inst.name)
+        return inst
+
+    def ensure_instance(self, server: str, hint: Path, default_params: Callable[[Path], dict[str, Any]]) -> Instance:
+        """The instance for `server` at `hint`'s root, started with daemon-made params if new."""
+        key = self.key_for(server, hint)
+        inst = self.get_or_create(key)
+        inst.ensure_started(default_params(key.root))
         return inst
 
     async def attach(self, server: str, client: ClientSession, params: dict[str, Any]) -> tuple[Instance, Raw]:

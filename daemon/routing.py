@@ -199,13 +199,11 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     if isinstance(uri, str) and (method != "textDocument/didOpen" or docs.get(uri) is not None):
         instance.cache.document_changed(uri)
     if method == "textDocument/didOpen":
-        notices = docs.open(client.id, params)
+        await instance.sync_documents(lambda: docs.open(client.id, params))
     elif method == "textDocument/didChange":
-        notices = docs.change(client.id, params)
+        await instance.sync_documents(lambda: docs.change(client.id, params))
     else:
-        notices = docs.close(client.id, params["textDocument"].get("uri", ""))
-    for notice in notices:
-        await _notify(instance, notice.method, notice.params)
+        await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
 
 
 def _document_saved(instance: Instance, params: Raw | Any) -> None:
@@ -213,6 +211,8 @@ def _document_saved(instance: Instance, params: Raw | Any) -> None:
     doc = value.get("textDocument") if isinstance(value, dict) else None
     if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
         instance.cache.document_changed(doc["uri"])
+        for hook in instance.on_saved:
+            hook(doc["uri"])
 
 
 async def _forward(instance: Instance, client: ClientSession, body: bytes) -> None:
@@ -220,14 +220,6 @@ async def _forward(instance: Instance, client: ClientSession, body: bytes) -> No
         await instance.send_to_server(body)
     except ServerUnavailable as exc:
         log.debug("%s: notification from %s dropped: %s", instance.name, client.name, exc)
-
-
-async def _notify(instance: Instance, method: str, params: Any) -> None:
-    try:
-        await instance.notify_server(method, params)
-    except ServerUnavailable:
-        # Documents are replayed from the store when the server comes back.
-        pass
 
 
 async def detach(instance: Instance, client: ClientSession) -> None:
@@ -241,8 +233,7 @@ async def detach(instance: Instance, client: ClientSession) -> None:
                 await instance.cancel_at_server(entry.server_id)
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
-    for notice in instance.documents.drop_client(client.id):
-        await _notify(instance, notice.method, notice.params)
+    await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
     for routes in instance.progress_routes.values():
         routes.discard(client.id)
     for token in [t for t, (c, _) in instance.client_tokens.items() if c is client]:
@@ -359,9 +350,15 @@ def _route_diagnostics(instance: Instance, params: Raw) -> None:
     except msgspec.DecodeError:
         return
     holders = instance.documents.holders(head.uri)
-    # Diagnostics of files nobody has open (workspace-wide analysis, or the
-    # clearing after a close) go to everyone.
-    targets = [instance.clients[c] for c in holders if c in instance.clients] or list(instance.clients.values())
+    if holders:
+        targets = [instance.clients[c] for c in holders if c in instance.clients]
+    elif b'"diagnostics":[]' in bytes(params) and head.uri not in instance.broadcast_diagnostics:
+        # Clearing diagnostics no client ever saw (a file the daemon opened to index it).
+        return
+    else:
+        # Diagnostics of files nobody has open (workspace-wide analysis) go to everyone.
+        targets = list(instance.clients.values())
+        instance.broadcast_diagnostics.add(head.uri)
     plain = ev.notification("textDocument/publishDiagnostics", params)
     if head.version is None:
         for client in targets:

@@ -111,7 +111,13 @@ class FrameReader:
         self._limits = limits or FrameLimits()
 
     async def read(self) -> bytes | None:
-        """Return the next body, or None when the peer ended the stream cleanly."""
+        """Return the next body, or None when the peer ended the stream cleanly.
+
+        Always a checkpoint: with messages already buffered the read would not
+        suspend, and a loop routing a burst of them would starve the writer
+        tasks until every client queue overflowed.
+        """
+        await anyio.lowlevel.checkpoint()
         limits = self._limits
         try:
             block = await self._stream.receive_until(_HEADER_END, limits.max_header)
@@ -141,6 +147,11 @@ class FrameWriter:
         """Frame and send one body."""
         async with self._lock:
             await self._stream.send(frame(body))
+
+    async def send_many(self, bodies: list[bytes]) -> None:
+        """Frame and send several bodies in one write, in order."""
+        async with self._lock:
+            await self._stream.send(b"".join(frame(body) for body in bodies))
 
     async def aclose(self) -> None:
         """Close the underlying stream."""

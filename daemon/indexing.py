@@ -1,0 +1,216 @@
+"""The daemon's semantic indexes: one Indexer per root, fed by its own language servers.
+
+Symbols come from `textDocument/documentSymbol` through the daemon's
+instances (the same processes editors use), embeddings from the shared model
+loaded once off the event loop. Each root's run, watcher and autosave are
+tasks in the daemon's task group.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from anyio.abc import TaskGroup
+
+from lensmux.daemon.config import DaemonConfig
+from lensmux.daemon.instance import InstanceError
+from lensmux.daemon.internal_client import InternalClient
+from lensmux.daemon.paths import uri_to_path
+from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
+
+log = logging.getLogger(__name__)
+
+
+class IndexServiceError(Exception):
+    """A root cannot be indexed (not a directory, model unavailable, store locked)."""
+
+
+class LspSymbolSource:
+    """documentSymbol through the daemon's instance for the file's language."""
+
+    def __init__(self, internal: InternalClient, root: Path) -> None:
+        self._internal = internal
+        self._root = root
+
+    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
+        """The server's symbols, None when no configured server covers the file."""
+        instance = self._internal.instance_for(path, self._root)
+        if instance is None or (instance.stopped and instance.failure is not None):
+            return None
+        uri = await self._internal.ensure_open(instance, path, text)
+        try:
+            result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+        except InstanceError as exc:
+            raise IndexServiceError(str(exc)) from exc
+        return result if isinstance(result, list) else []
+
+
+@dataclass
+class RootIndex:
+    """One root's indexer and the state of its current run."""
+
+    root: Path
+    indexer: Indexer
+    runs: int = 0
+    running: bool = False
+    last: ProgressSnapshot | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+    started_at: float = 0.0
+    watching: bool = False
+    error: str | None = None
+
+
+class IndexService:
+    """Indexes by root, created on first request."""
+
+    def __init__(self, config: DaemonConfig, internal: InternalClient) -> None:
+        self._config = config
+        self._internal = internal
+        self._tg: TaskGroup | None = None
+        self._closed = anyio.Event()
+        self.roots: dict[Path, RootIndex] = {}
+        self._embedder: Any = None
+        self._embedder_lock = anyio.Lock()
+        self.model_state = "not loaded"
+        self.model_progress: tuple[str, float] | None = None
+
+    async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Own every indexing run and watcher; on cancellation, save and close each index."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._tg = tg
+                task_status.started()
+                await anyio.sleep_forever()
+        finally:
+            self._tg = None
+            await self._close_all()
+            self._closed.set()
+
+    async def wait_closed(self) -> None:
+        """Return once every index is saved and closed."""
+        await self._closed.wait()
+
+    def _group(self) -> TaskGroup:
+        if self._tg is None:
+            raise IndexServiceError("the daemon is shutting down")
+        return self._tg
+
+    async def embedder(self) -> Any:
+        """The shared embedding model, built or loaded off the event loop on first use."""
+        async with self._embedder_lock:
+            if self._embedder is None:
+                from lensmux.graph.embedding.embedder import Embedder
+                from lensmux.graph.embedding.spec import EmbeddingError
+
+                def progress(stage: str, fraction: float) -> None:
+                    self.model_progress = (stage, fraction)
+
+                self.model_state = "loading"
+                try:
+                    self._embedder = await anyio.to_thread.run_sync(lambda: Embedder.open_default(progress=progress))
+                except EmbeddingError as exc:
+                    self.model_state = f"unavailable: {exc}"
+                    raise IndexServiceError(f"embedding model unavailable: {exc}") from exc
+                self.model_state = "ready"
+                self.model_progress = None
+            return self._embedder
+
+    async def index(self, root: Path) -> RootIndex:
+        """Start (or refresh) indexing of `root`; returns at once with the run under way."""
+        resolved = await anyio.Path(root).resolve()
+        if not await resolved.is_dir():
+            raise IndexServiceError(f"{root} is not a directory")
+        root = Path(resolved)
+        entry = self.roots.get(root)
+        if entry is None:
+            embedder = await self.embedder()
+            indexer = Indexer(
+                root, None, embedder, LspSymbolSource(self._internal, root), model_id=embedder.info().name
+            )
+            try:
+                await indexer.open()
+            except IndexStoreError as exc:
+                raise IndexServiceError(f"{root}: {exc}") from exc
+            entry = RootIndex(root, indexer)
+            self.roots[root] = entry
+        if not entry.running:
+            entry.running = True
+            entry.done = anyio.Event()
+            entry.started_at = time.time()
+            self._group().start_soon(self._run_task, entry)
+        return entry
+
+    async def _run_task(self, entry: RootIndex) -> None:
+        def progress(snapshot: ProgressSnapshot) -> None:
+            entry.last = snapshot
+
+        try:
+            entry.last = await entry.indexer.index_all(progress)
+            entry.error = None
+        except (IndexStoreError, OSError) as exc:
+            entry.error = str(exc)
+            log.error("indexing %s failed: %s", entry.root, exc)
+        finally:
+            entry.runs += 1
+            entry.running = False
+            entry.done.set()
+        if not entry.watching and entry.error is None:
+            entry.watching = True
+            await self._group().start(entry.indexer.watch_task)
+
+    def find(self, root: Path) -> RootIndex | None:
+        """The index of `root` (or of the indexed root containing it)."""
+        root = root.resolve()
+        if root in self.roots:
+            return self.roots[root]
+        for known, entry in self.roots.items():
+            if root.is_relative_to(known):
+                return entry
+        return None
+
+    def on_saved(self, uri: str) -> None:
+        """A client saved a file: re-index it in every root that contains it."""
+        path = uri_to_path(uri)
+        if path is None:
+            return
+        for root, entry in self.roots.items():
+            if path.is_relative_to(root) and self._tg is not None:
+                self._tg.start_soon(self._reindex, entry, path)
+
+    async def _reindex(self, entry: RootIndex, path: Path) -> None:
+        try:
+            await entry.indexer.reindex_file(path)
+        except (IndexStoreError, OSError) as exc:
+            log.warning("re-indexing %s failed: %s", path, exc)
+
+    def summary(self, entry: RootIndex) -> dict[str, Any]:
+        """What `lensmux index --wait` prints and `status` shows for one root."""
+        status = entry.indexer.status().as_dict()
+        status["runs"] = entry.runs
+        status["running"] = entry.running
+        status["error"] = entry.error
+        status["elapsed_s"] = round(time.time() - entry.started_at, 2) if entry.started_at else None
+        return status
+
+    def status(self) -> dict[str, Any]:
+        """Model state and every root's index."""
+        return {
+            "model": {"state": self.model_state, "progress": self.model_progress},
+            "roots": [self.summary(e) for e in self.roots.values()],
+        }
+
+    async def _close_all(self) -> None:
+        """Save and close every index (shutdown loses nothing)."""
+        for entry in self.roots.values():
+            with anyio.CancelScope(shield=True):
+                try:
+                    await entry.indexer.aclose()
+                except (IndexStoreError, OSError) as exc:
+                    log.error("closing the index of %s: %s", entry.root, exc)

@@ -1,0 +1,109 @@
+"""The daemon as a client of its own instances, for indexing and search.
+
+It opens documents as the internal holder (never changing a text an editor
+has open), keeps a few of them open so repeated questions about one file do
+not make the server parse it again, and asks through `Instance.request`, so
+its questions share the cache, the breaker and the timeouts with editors'.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import anyio
+from lsprotocol import converters
+from lsprotocol import types as lsp
+
+from lensmux.daemon.config import ServerConfig
+from lensmux.daemon.documents import INTERNAL_HOLDER
+from lensmux.daemon.instance import Instance
+from lensmux.daemon.registry import InstanceRegistry
+
+log = logging.getLogger(__name__)
+
+# Documents the daemon keeps open per instance; beyond this the oldest is closed.
+OPEN_DOCUMENTS_CAP = 32
+_converter = converters.get_converter()
+
+
+def default_initialize_params(root: Path) -> dict[str, Any]:
+    """What the daemon says in `initialize` when no editor started the instance."""
+    caps = lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(
+            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
+            document_symbol=lsp.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
+            definition=lsp.DefinitionClientCapabilities(link_support=False),
+            references=lsp.ReferenceClientCapabilities(),
+            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown, lsp.MarkupKind.PlainText]),
+            call_hierarchy=lsp.CallHierarchyClientCapabilities(),
+            type_hierarchy=lsp.TypeHierarchyClientCapabilities(),
+        ),
+        workspace=lsp.WorkspaceClientCapabilities(
+            configuration=True, workspace_folders=True, symbol=lsp.WorkspaceSymbolClientCapabilities()
+        ),
+        window=lsp.WindowClientCapabilities(work_done_progress=True),
+    )
+    params = lsp.InitializeParams(
+        capabilities=caps,
+        process_id=os.getpid(),
+        root_uri=root.as_uri(),
+        client_info=lsp.ClientInfo(name="lensmux"),
+    )
+    value: dict[str, Any] = _converter.unstructure(params)
+    return value
+
+
+class InternalClient:
+    """Opens documents and sends requests on the daemon's own behalf."""
+
+    def __init__(self, registry: InstanceRegistry) -> None:
+        self._registry = registry
+        self._open: dict[int, OrderedDict[str, None]] = {}
+
+    def server_for(self, path: Path) -> ServerConfig | None:
+        """The enabled server that handles this file's language, if any."""
+        for cfg in self._registry.config.enabled_servers().values():
+            if cfg.language_of(path.name):
+                return cfg
+        return None
+
+    def language_of(self, path: Path) -> str | None:
+        """The language id of a file, by the configured servers' extensions."""
+        cfg = self.server_for(path)
+        return cfg.language_of(path.name) if cfg else None
+
+    def instance_for(self, path: Path, root: Path) -> Instance | None:
+        """The instance serving `path` under `root`, started if needed; None if no server covers it."""
+        cfg = self.server_for(path)
+        if cfg is None:
+            return None
+        return self._registry.ensure_instance(cfg.name, root, default_initialize_params)
+
+    async def ensure_open(self, instance: Instance, path: Path, text: str | None = None) -> str:
+        """Open `path` at the server (as the daemon) unless it is open already; return its URI."""
+        uri = path.as_uri()
+        opened = self._open.setdefault(id(instance), OrderedDict())
+        if uri in opened:
+            opened.move_to_end(uri)
+            return uri
+        if text is None:
+            text = await anyio.Path(path).read_text(encoding="utf-8", errors="replace")
+        language = instance.config.language_of(path.name) or ""
+        doc_text = text
+        await instance.sync_documents(lambda: instance.documents.open_internal(uri, language, doc_text))
+        opened[uri] = None
+        while len(opened) > OPEN_DOCUMENTS_CAP:
+            old, _ = opened.popitem(last=False)
+            await self._close(instance, old)
+        return uri
+
+    async def _close(self, instance: Instance, uri: str) -> None:
+        await instance.sync_documents(lambda: instance.documents.close(INTERNAL_HOLDER, uri))
+
+    async def request(self, instance: Instance, method: str, params: dict[str, Any], timeout: float) -> Any:
+        """A request through the instance (cache, breaker, timeout)."""
+        return await instance.request(method, params, timeout)

@@ -1,0 +1,121 @@
+"""`lensmux index` through the daemon, with symbols from real pyright and clangd."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
+from support.lspclient import LspClient
+
+pytestmark = [pytest.mark.slow]
+
+
+def _index(daemon: DaemonProc, root: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), *extra],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def _root_status(daemon: DaemonProc, root: Path) -> dict[str, Any]:
+    status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
+    return status
+
+
+@pytest.mark.parametrize(("project", "server"), [("py_project", "pyright"), ("c_project", "clangd")])
+def test_index_wait_json_gets_symbols_from_the_language_server(
+    daemon: DaemonProc, project: str, server: str, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue(project)
+    result = _index(daemon, root, "--wait", "--json")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads(result.stdout)
+    assert summary["files"] >= 3 and summary["chunks"] >= 3 and summary["error"] is None
+    # Symbols only come from documentSymbol, so a non-zero count proves the server answered.
+    assert summary["symbols"] >= 3
+    assert daemon.instances(server), "indexing should have started the server's instance"
+    status = daemon.status()["index"]
+    assert status["model"]["state"] == "ready"
+    assert any(r["root"] == str(root.resolve()) and r["vectors"] == r["chunks"] for r in status["roots"])
+
+
+def test_unchanged_files_are_skipped_and_a_changed_file_is_reindexed(daemon: DaemonProc, py_project: Path) -> None:
+    assert _index(daemon, py_project, "--wait").returncode == 0
+    first = _root_status(daemon, py_project)
+    assert _index(daemon, py_project, "--wait").returncode == 0
+    assert _root_status(daemon, py_project)["chunks"] == first["chunks"]
+    (py_project / "demo" / "extra.py").write_text("def brand_new_function(x: int) -> int:\n    return x * 7\n")
+    # The watcher picks the new file up without another `lensmux index`.
+    wait_until(lambda: _root_status(daemon, py_project)["files"] == first["files"] + 1, timeout=60, what="watcher")
+    wait_until(lambda: _root_status(daemon, py_project)["symbols"] > first["symbols"], timeout=60, what="symbols")
+
+
+def test_bad_roots_get_a_clear_error(daemon: DaemonProc, tmp_path: Path) -> None:
+    result = _index(daemon, tmp_path / "missing")
+    assert result.returncode != 0 and "not a directory" in result.stderr
+
+
+def _many_files(root: Path, count: int) -> Path:
+    (root / ".git").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "many"\n')
+    for i in range(count):
+        (root / f"mod_{i}.py").write_text(
+            f'def function_{i}(value: int) -> int:\n    """Compute thing number {i}."""\n    return value + {i}\n\n\n'
+            f"class Thing{i}:\n    def method(self) -> int:\n        return function_{i}({i})\n"
+        )
+    return root
+
+
+@pytest.mark.anyio
+async def test_editor_requests_are_answered_while_a_root_is_indexing(daemon: DaemonProc, tmp_path: Path) -> None:
+    root = _many_files(tmp_path / "many", 300)
+    async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
+        await editor.initialize(root)
+        uri = await editor.open(root / "mod_1.py", "python")
+        daemon.call("lensmux/index", {"root": str(root)})
+        answered_during_indexing = 0
+        with anyio.fail_after(300):
+            while _root_status(daemon, root)["running"]:
+                before = _root_status(daemon, root)
+                symbols = await editor.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+                assert {s["name"] for s in symbols} >= {"function_1", "Thing1"}
+                after = _root_status(daemon, root)
+                if before["state"] == "indexing" and after["state"] == "indexing":
+                    answered_during_indexing += 1
+                await editor.change_full(
+                    uri,
+                    (root / "mod_1.py").read_text() + f"\n# edit {answered_during_indexing}\n",
+                    answered_during_indexing + 2,
+                )
+        assert answered_during_indexing >= 1
+        assert _root_status(daemon, root)["files"] >= 300
+
+
+def test_kill_9_of_the_daemon_mid_index_leaves_an_index_that_reopens(tmp_path: Path) -> None:
+    root = _many_files(tmp_path / "many", 200)
+    with running_daemon(tmp_path / "d1") as first:
+        first.call("lensmux/index", {"root": str(root)})
+        wait_until(lambda: _root_status(first, root)["chunks"] or 0, timeout=120, what="some chunks committed")
+        os.kill(first.pid, signal.SIGKILL)
+        first.proc.wait()
+        env_state = first.env["XDG_STATE_HOME"]
+    # A new daemon on the same state directory reopens the index and finishes it.
+    with running_daemon(tmp_path / "d2", extra_env={"XDG_STATE_HOME": env_state}) as second:
+        result = _index(second, root, "--wait", "--json")
+        assert result.returncode == 0, result.stderr
+        summary = json.loads(result.stdout)
+        assert summary["files"] == 201 and summary["error"] is None
+        status = _root_status(second, root)
+        assert status["vectors"] == status["chunks"] and status["pending_vectors"] == 0
