@@ -57,8 +57,13 @@ class DocumentStore:
         doc = self._docs.get(uri)
         return list(doc.holders) if doc else []
 
-    def open(self, client: int, params: dict[str, Any]) -> list[ServerNotice]:
-        """A client's didOpen; opens on the server only for the first holder."""
+    def open(self, client: int, params: dict[str, Any], *, keep_existing: bool = False) -> list[ServerNotice]:
+        """A client's didOpen; opens on the server only for the first holder.
+
+        When the newcomer's text differs from the open one, its text wins
+        unless `keep_existing` (the caller found the newcomer holds just the
+        disk text while the open document has unsaved edits).
+        """
         item = params["textDocument"]
         uri, text = item["uri"], item.get("text", "")
         client_version = int(item.get("version", 0))
@@ -68,10 +73,10 @@ class DocumentStore:
             self._docs[uri] = doc
             return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
         doc.holders[client] = client_version
-        if doc.text == text:
+        if doc.text == text or keep_existing:
             return []
-        # The newcomer's buffer differs (unsaved edits elsewhere, or a reload
-        # from disk): the newest view wins, sent as a full-text change.
+        # The newcomer carries edits of its own (or a reload): its view wins,
+        # sent as a full-text change.
         doc.text = text
         doc.version += 1
         return [ServerNotice("textDocument/didChange", self._full_change(doc))]

@@ -269,8 +269,15 @@ class Instance:
         async with self._doc_lock:
             notices = mutate()
             if not self.ready:
+                log.debug("%s: server not ready; %d document notices left to the replay", self.name, len(notices))
                 return
             for notice in notices:
+                if log.isEnabledFor(logging.DEBUG):
+                    doc = notice.params.get("textDocument", {})
+                    change = notice.params.get("contentChanges", doc.get("text"))
+                    log.debug(
+                        "%s: %s %s v%s %.200r", self.name, notice.method, doc.get("uri"), doc.get("version"), change
+                    )
                 try:
                     await self.notify_server(notice.method, notice.params)
                 except ServerUnavailable:

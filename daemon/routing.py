@@ -20,6 +20,7 @@ from lensmux.daemon import server_requests
 from lensmux.daemon.cache import CACHEABLE
 from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.instance import Instance, ServerUnavailable
+from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -199,11 +200,26 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     if isinstance(uri, str) and (method != "textDocument/didOpen" or docs.get(uri) is not None):
         instance.cache.document_changed(uri)
     if method == "textDocument/didOpen":
-        await instance.sync_documents(lambda: docs.open(client.id, params))
+        keep = await _keep_unsaved(docs.get(str(uri)), params["textDocument"].get("text"))
+        await instance.sync_documents(lambda: docs.open(client.id, params, keep_existing=keep))
     elif method == "textDocument/didChange":
         await instance.sync_documents(lambda: docs.change(client.id, params))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
+
+
+async def _keep_unsaved(doc: Any, new_text: Any) -> bool:
+    """True when a newcomer opens the disk text of a document others hold with unsaved edits."""
+    if doc is None or not isinstance(new_text, str) or doc.text == new_text:
+        return False
+    path = uri_to_path(doc.uri)
+    if path is None:
+        return False
+    try:
+        disk = await anyio.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    return bool(new_text == disk)
 
 
 def _document_saved(instance: Instance, params: Raw | Any) -> None:

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from support.daemon_proc import DaemonProc, wait_until
+from support.daemon_proc import DaemonProc, descendants, wait_until
 
 PROBE = Path(__file__).with_name("nvim_lsp_probe.lua")
 
@@ -16,6 +16,13 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed (Debian package neovim)"),
 ]
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text()
+    except OSError:
+        return ""
 
 
 def test_two_neovims_are_answered_by_one_clangd(daemon: DaemonProc, c_project: Path, tmp_path: Path) -> None:
@@ -44,9 +51,9 @@ def test_two_neovims_are_answered_by_one_clangd(daemon: DaemonProc, c_project: P
             assert any(t.endswith(("util.h", "util.c")) for t in report["definitions"]), report
         instances = daemon.instances("clangd")
         assert len(instances) == 1 and len(instances[0]["clients"]) == 2, instances
-        clangd_pid = instances[0]["pid"]
-        clangds = [p for p in subprocess.run(["pgrep", "-x", "clangd"], capture_output=True, text=True).stdout.split()]
-        assert str(clangd_pid) in clangds
+        # Exactly one clangd below the daemon in the process table.
+        clangds = [p for p in descendants(daemon.pid) if _cmdline(p).split("\0")[0].endswith("clangd")]
+        assert clangds == [instances[0]["pid"]]
         release.touch()
         for proc in procs:
             assert proc.wait(60) == 0

@@ -174,3 +174,20 @@ async def test_server_sees_one_document_with_increasing_versions(fake_daemon: Da
         assert versions == sorted(versions) and len(set(versions)) == len(versions) == 4
         opens = [m for m, _ in log if m == "textDocument/didOpen"]
         assert len(opens) == 1
+
+
+async def test_a_second_editor_opening_the_disk_text_keeps_unsaved_edits(fake_daemon: DaemonProc, root: Path) -> None:
+    argv = fake_daemon.client_argv("fake")
+    async with LspClient.over_process(argv, name="editing") as a, LspClient.over_process(argv, name="browsing") as b:
+        await a.initialize(root)
+        await b.initialize(root)
+        uri = await a.open(root / "a.txt", "plaintext")
+        await a.change_full(uri, "unsaved work\n", 2)
+        await a.request("fake/echo", {})  # a's edit is in before b opens
+        await b.open(root / "a.txt", "plaintext")  # the disk text
+        assert (await b.request("fake/documentText"))[uri]["text"] == "unsaved work\n"
+        # A newcomer with edits of its own does win.
+        async with LspClient.over_process(argv, name="reloading") as c:
+            await c.initialize(root)
+            await c.open(root / "a.txt", "plaintext", text="third view\n")
+            assert (await c.request("fake/documentText"))[uri]["text"] == "third view\n"

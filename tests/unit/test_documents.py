@@ -61,3 +61,12 @@ def test_out_of_range_edit_becomes_a_full_resync() -> None:
     bad = {"range": {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 0}}, "text": "!"}
     notices = store.change(1, {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [bad]})
     assert notices[0].params["contentChanges"] == [{"text": "ab!"}]
+
+
+def test_newcomer_with_the_disk_text_keeps_the_unsaved_edits_open() -> None:
+    store = DocumentStore()
+    _open(store, 1, "edited but not saved")
+    item = {"uri": URI, "languageId": "c", "version": 1, "text": "disk text"}
+    assert store.open(2, {"textDocument": item}, keep_existing=True) == []
+    doc = store.get(URI)
+    assert doc is not None and doc.text == "edited but not saved" and set(doc.holders) == {1, 2}
