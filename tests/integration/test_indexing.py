@@ -11,7 +11,6 @@ from typing import Any
 
 import anyio
 import pytest
-
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
 from support.lspclient import LspClient
 

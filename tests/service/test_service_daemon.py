@@ -12,7 +12,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from support.daemon_proc import LENSMUX, DaemonProc, lensmux_env, running_daemon, wait_until
 from support.fake_servers import fake_server_config
 from support.lspclient import LspClient
@@ -52,7 +51,7 @@ def test_socket_activation_serves_a_client_that_connected_before_the_daemon(tmp_
     with open(log, "wb") as out:
         launcher = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:
-        wait_until(lambda: (runtime_dir / "lensmux.sock").exists(), what="launcher sockets")
+        wait_until((runtime_dir / "lensmux.sock").exists, what="launcher sockets")
         # The launcher starts lensmux only on this first connection; the ping waits in the socket.
         answer = _control_ping(runtime_dir / "lensmux.sock")
         assert b'"pid"' in answer, (answer, log.read_text())
@@ -128,7 +127,7 @@ async def test_reload_adds_a_server_and_keeps_connected_clients(tmp_path: Path, 
             await client.initialize(py_project)
             (tmp_path / "d" / "config.toml").write_text(fake_server_config())
             daemon.proc.send_signal(signal.SIGHUP)
-            wait_until(lambda: (daemon.runtime_dir / "fake.sock").exists(), what="new server socket")
+            wait_until((daemon.runtime_dir / "fake.sock").exists, what="new server socket")
             assert daemon.status()["reloads"] == 1
             # The pyright client is still connected and answered.
             uri = await client.open(py_project / "demo/util.py", "python")
