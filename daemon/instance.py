@@ -221,8 +221,15 @@ class Instance:
             entry.cache_key, entry.generation = key, self.cache.generation_for(key)
         await self.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
         assert entry.done is not None
-        with anyio.move_on_after(limit):
-            await entry.done.wait()
+        try:
+            with anyio.move_on_after(limit):
+                await entry.done.wait()
+        except anyio.get_cancelled_exc_class():
+            # The asker gave up (a search's time budget): so does the server.
+            with anyio.CancelScope(shield=True):
+                if self.pending.pop(entry.server_id) is not None:
+                    await self.cancel_at_server(entry.server_id)
+            raise
         if not entry.done.is_set():
             self.pending.pop(entry.server_id)
             await self.cancel_at_server(entry.server_id)

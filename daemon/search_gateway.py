@@ -1,0 +1,98 @@
+"""The search's view of the language servers: the daemon's instances, asked as the daemon.
+
+Every question goes through `Instance.request`, so searches share the
+response cache, breakers and timeouts with editors; documents a question
+names are opened first (clangd answers only for files it has open).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from lensmux.adapters.base import find_executable
+from lensmux.daemon.config import ServerConfig
+from lensmux.daemon.instance import Instance, InstanceError
+from lensmux.daemon.internal_client import InternalClient, default_initialize_params
+from lensmux.daemon.paths import uri_to_path
+from lensmux.daemon.registry import InstanceRegistry
+from lensmux.graph.search.errors import GatewayError
+
+log = logging.getLogger(__name__)
+
+
+def _uris(params: Mapping[str, Any]) -> Iterator[str]:
+    doc = params.get("textDocument")
+    if isinstance(doc, Mapping) and isinstance(doc.get("uri"), str):
+        yield doc["uri"]
+    item = params.get("item")
+    if isinstance(item, Mapping) and isinstance(item.get("uri"), str):
+        yield item["uri"]
+
+
+class DaemonGateway:
+    """LspGateway over the daemon's instances."""
+
+    def __init__(self, registry: InstanceRegistry, internal: InternalClient) -> None:
+        self._registry = registry
+        self._internal = internal
+
+    def _server(self, language: str) -> ServerConfig | None:
+        for cfg in self._registry.config.enabled_servers().values():
+            if language in cfg.languages:
+                return cfg
+        return None
+
+    def unavailable_reason(self, root: Path, language: str) -> str | None:
+        """None when a server may be asked; else why not."""
+        cfg = self._server(language)
+        if cfg is None:
+            return f"no language server configured for {language}"
+        if find_executable(cfg.command) is None:
+            return f"{cfg.name} is not installed ({cfg.command} not found)"
+        key = self._registry.key_for(cfg.name, root)
+        inst = self._registry.find(cfg.name, key.root)
+        if inst is not None:
+            if inst.failure is not None:
+                return f"{inst.name}: {inst.failure}"
+            if not inst.breaker.ready_for_restart() or inst.breaker.state.value == "open":
+                return inst.breaker.rejection()
+        return None
+
+    def _instance(self, root: Path, language: str) -> Instance:
+        cfg = self._server(language)
+        if cfg is None:
+            raise GatewayError(f"no language server configured for {language}")
+        return self._registry.ensure_instance(cfg.name, root, default_initialize_params)
+
+    async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
+        """The server's capabilities, starting it if needed."""
+        inst = self._instance(root, language)
+        if not await inst.wait_ready(inst.config.timeouts.default):
+            raise GatewayError(f"{inst.name} is not running ({inst.failure or inst.state})")
+        assert inst.init_result is not None
+        result = msgspec.json.decode(inst.init_result)
+        caps = result.get("capabilities") if isinstance(result, dict) else None
+        return caps if isinstance(caps, dict) else {}
+
+    async def request(
+        self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
+    ) -> Any:
+        """One request through the instance; GatewayError on any failure."""
+        inst = self._instance(root, language)
+        try:
+            if not await inst.wait_ready(timeout):
+                raise GatewayError(f"{inst.name} is not running ({inst.failure or inst.state})")
+            for uri in _uris(params):
+                path = uri_to_path(uri)
+                if path is not None:
+                    await self._internal.ensure_open(inst, path)
+            return await inst.request(method, dict(params), timeout)
+        except InstanceError as exc:
+            raise GatewayError(str(exc)) from exc
+        except OSError as exc:
+            raise GatewayError(f"{method}: {exc}") from exc
