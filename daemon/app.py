@@ -27,6 +27,8 @@ from lensmux.daemon.indexing import IndexService, IndexServiceError
 from lensmux.daemon.instance import InstanceError
 from lensmux.daemon.internal_client import InternalClient
 from lensmux.daemon.registry import InstanceRegistry, UnknownRoot
+from lensmux.daemon.search_gateway import DaemonGateway
+from lensmux.daemon.search_service import SearchService
 from lensmux.daemon.service.activation import listener_from_socket
 from lensmux.daemon.service.notify import Notifier, watchdog_task
 from lensmux.daemon.wire import envelope as ev
@@ -66,6 +68,7 @@ class Daemon:
         self.control.register("lensmux/index", self._index)
         self.control.register("lensmux/indexStatus", self._index_status)
         self.indexes: IndexService | None = None
+        self.search: SearchService | None = None
         self.internal: InternalClient | None = None
 
     def request_stop(self) -> None:
@@ -94,6 +97,12 @@ class Daemon:
                     await self.indexes.run_task(task_status=task_status)
 
             await tg.start(indexes_task)
+            self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
+            self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
+            if self.config.daemon.http.enabled:
+                from lensmux.daemon.http_api import HttpApi
+
+                await tg.start(HttpApi(self.control, self.config.daemon.http.port).run_task)
             async with anyio.create_task_group() as accept_tg:
                 self._accept_tg = accept_tg
                 for name in list(self._listeners):

@@ -146,6 +146,27 @@ def cmd_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_search(args: argparse.Namespace) -> int:
+    """Hybrid search from the command line: JSON, or LLM-ready context in a token budget."""
+    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k}
+    if args.root:
+        params["root"] = str(Path(args.root).resolve())
+    if args.format:
+        params["context"] = {"format": args.format, "budget_tokens": args.budget_tokens}
+    try:
+        result = _call(args, "lensmux/hybridSearch", params, timeout=120)
+    except RemoteError as exc:
+        print(f"lensmux: {exc}", file=sys.stderr)
+        return 1
+    if args.json or not args.format:
+        print(json.dumps(result, indent=2 if not args.json else None))
+        return 0
+    for warning in result.get("warnings", []):
+        print(f"lensmux: warning: {warning}", file=sys.stderr)
+    print(result["context"]["context"])
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: Common) -> None:
     """Add service and doctor subcommands."""
     install = sub.add_parser("install-service", help="install the systemd user units")
@@ -166,6 +187,16 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     index.add_argument("--wait", action="store_true", help="show progress until done, then a summary")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
     index.set_defaults(func=cmd_index)
+
+    search = common(sub.add_parser("search", help="hybrid code search over an indexed root"))
+    search.add_argument("query")
+    search.add_argument("--root", help="the indexed root (needed when several are indexed)")
+    search.add_argument("--top-k", type=int, default=10)
+    shape = search.add_mutually_exclusive_group()
+    shape.add_argument("--json", action="store_true", help="the full JSON response (the default)")
+    shape.add_argument("--format", choices=["markdown", "xml", "plain"], help="LLM-ready context instead")
+    search.add_argument("--budget-tokens", type=int, default=4000, help="token budget of --format context")
+    search.set_defaults(func=cmd_search)
 
     model = common(sub.add_parser("model", help="build or inspect the embedding model"))
     model.add_argument("action", choices=["build", "info"])

@@ -34,7 +34,10 @@ def prepare_runtime_dir(path: Path) -> None:
         raise ListenerError(f"{path} is not a directory")
     if info.st_uid != os.getuid():
         raise ListenerError(f"{path} belongs to uid {info.st_uid}, not to us ({os.getuid()})")
-    if stat.S_IMODE(info.st_mode) & 0o077:
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        # The sockets' own mode and SO_PEERCRED protect them too; the directory is the first wall.
+        log.warning("%s was mode %04o, open to other users; making it 0700", path, mode)
         os.chmod(path, 0o700)
 
 

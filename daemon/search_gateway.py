@@ -16,7 +16,7 @@ import msgspec
 
 from lensmux.adapters.base import find_executable
 from lensmux.daemon.config import ServerConfig
-from lensmux.daemon.instance import Instance, InstanceError
+from lensmux.daemon.instance import Instance, InstanceError, ServerRequestFailed
 from lensmux.daemon.internal_client import InternalClient, default_initialize_params
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.registry import InstanceRegistry
@@ -92,6 +92,9 @@ class DaemonGateway:
                 if path is not None:
                     await self._internal.ensure_open(inst, path)
             return await inst.request(method, dict(params), timeout)
+        except ServerRequestFailed as exc:
+            # The code lets the search tell "method not supported" from a failure.
+            raise GatewayError(str(exc), code=exc.code) from exc
         except InstanceError as exc:
             raise GatewayError(str(exc)) from exc
         except OSError as exc:

@@ -76,7 +76,11 @@ class StoreQueries:
     def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
         """BM25 over chunk names, paths and text: (chunk_id, score), best (highest) first."""
         match = fts_match_query(query)
-        if match is None or k <= 0:
+        return [] if match is None else self.fts_search(match, k)
+
+    def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
+        """keyword_search with a ready FTS5 MATCH expression (callers build it from quoted terms)."""
+        if k <= 0:
             return []
         weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         with self._read() as conn:

@@ -150,6 +150,9 @@ def running_daemon(
     env = lensmux_env(base, extra_env)
     runtime_dir = Path(env["XDG_RUNTIME_DIR"]) / "lensmux"
     config = base / "config.toml"
+    if "[daemon.http]" not in config_text:
+        # Test daemons run side by side: the HTTP port is opt-in per test.
+        config_text += "\n[daemon.http]\nenabled = false\n"
     config.write_text(config_text)
     log = base / "daemon.log"
     with open(log, "wb") as log_file:

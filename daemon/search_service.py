@@ -1,0 +1,94 @@
+"""`lensmux/hybridSearch`: one request shape for the control socket, HTTP and the CLI."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio.to_thread
+import msgspec
+
+from lensmux.daemon.control import ControlError
+from lensmux.daemon.indexing import IndexService, IndexServiceError
+from lensmux.daemon.search_gateway import DaemonGateway
+from lensmux.daemon.wire.envelope import ErrorCode
+from lensmux.graph.search import (
+    HybridSearchEngine,
+    SearchError,
+    SearchFailed,
+    assemble_context,
+    parse_request,
+    select_root,
+)
+
+log = logging.getLogger(__name__)
+
+FORMATS = ("markdown", "xml", "plain")
+
+
+def _control_error(exc: SearchError) -> ControlError:
+    """A search error as the JSON-RPC error (and HTTP status) the caller gets."""
+    status = getattr(exc, "http_status", 500 if isinstance(exc, SearchFailed) else 400)
+    code = getattr(exc, "rpc_code", ErrorCode.INVALID_PARAMS if status < 500 else ErrorCode.INTERNAL_ERROR)
+    data = exc.as_dict() if hasattr(exc, "as_dict") else {"reason": str(exc)}
+    return ControlError(code, str(exc), {**data, "http_status": status})
+
+
+def _context_options(params: dict[str, Any]) -> tuple[str, int] | None:
+    """Pop the optional `context` member: {"format": ..., "budget_tokens": N}."""
+    options = params.pop("context", None)
+    if options is None:
+        return None
+    if not isinstance(options, dict):
+        raise ControlError(ErrorCode.INVALID_PARAMS, "context must be an object", {"http_status": 400})
+    fmt = options.get("format", "markdown")
+    budget = options.get("budget_tokens", 4000)
+    if fmt not in FORMATS:
+        raise ControlError(ErrorCode.INVALID_PARAMS, f"context.format must be one of {FORMATS}", {"http_status": 400})
+    if not isinstance(budget, int) or isinstance(budget, bool) or not 1 <= budget <= 1_000_000:
+        raise ControlError(
+            ErrorCode.INVALID_PARAMS, "context.budget_tokens must be an integer from 1 to 1000000", {"http_status": 400}
+        )
+    return fmt, budget
+
+
+class SearchService:
+    """Resolves the root, runs the engine, optionally assembles context."""
+
+    def __init__(self, indexes: IndexService, gateway: DaemonGateway) -> None:
+        self._indexes = indexes
+        self._engine = HybridSearchEngine(gateway)
+
+    async def hybrid_search(self, params: Any) -> Any:
+        """The control method."""
+        if not isinstance(params, dict):
+            raise ControlError(ErrorCode.INVALID_PARAMS, "params must be a JSON object", {"http_status": 400})
+        params = dict(params)
+        context = _context_options(params)
+        try:
+            request = parse_request(params)
+            indexed = {root: entry for root, entry in self._indexes.roots.items() if entry.indexer.status().chunks}
+            pending = [root for root in self._indexes.roots if root not in indexed]
+            _root, entry = select_root(request.root, indexed, pending=pending)
+        except SearchError as exc:
+            raise _control_error(exc) from None
+        try:
+            embedder = await self._indexes.embedder()
+            self._engine.embed_query = embedder.embed_query
+        except IndexServiceError as exc:
+            log.warning("search without vectors: %s", exc)
+            self._engine.embed_query = None
+            embedder = None
+        try:
+            response = await self._engine.search(request, entry.indexer, indexing_in_progress=entry.running)
+        except SearchError as exc:
+            raise _control_error(exc) from None
+        out: dict[str, Any] = msgspec.to_builtins(response)
+        if context is not None:
+            fmt, budget = context
+            count = embedder.count_tokens if embedder is not None else (lambda text: max(1, len(text) // 4))
+            assembled = await anyio.to_thread.run_sync(
+                lambda: assemble_context(response.ranked_symbols, budget_tokens=budget, count_tokens=count, fmt=fmt)  # type: ignore[arg-type]
+            )
+            out["context"] = msgspec.to_builtins(assembled)
+        return out

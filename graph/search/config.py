@@ -1,0 +1,153 @@
+"""Tunables of the search pipeline, the per-call settings after a request's overrides, and the query context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy
+import numpy.typing as npt
+
+from lensmux.graph.index import Store, VectorIndex
+from lensmux.graph.search.api import SearchRequest
+from lensmux.graph.search.catalog import Catalog
+from lensmux.graph.search.gateway import LspCalls
+
+__all__ = [
+    "DEFAULT_GENERIC_NAMES",
+    "EdgeWeights",
+    "EmbedQuery",
+    "FusionWeights",
+    "QueryContext",
+    "QuerySettings",
+    "SearchConfig",
+    "Weights",
+]
+
+# Names so common that a node carrying one links everything to everything; they are
+# never reached by expansion and dropped from clusters unless the query itself found them.
+DEFAULT_GENERIC_NAMES = frozenset(
+    {
+        "__init__", "__repr__", "__str__", "__eq__", "__hash__", "__call__", "__enter__", "__exit__",
+        "__post_init__", "__len__", "__iter__", "__getitem__", "__setitem__", "__contains__",
+        "init", "main", "log", "logger", "print", "printf", "fprintf", "puts", "debug", "info", "warn",
+        "warning", "error", "get", "set", "put", "len", "size", "str", "repr", "tostring", "equals",
+        "hashcode", "format", "append", "close", "open", "read", "write", "run", "new", "delete",
+        "free", "malloc", "assert", "require", "check", "self", "this", "value", "values", "items",
+        "keys", "update", "copy", "clear",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Weights:
+    """Rerank weights: text relevance, personalised-PageRank centrality, proximity to the seeds."""
+
+    w1: float = 0.4
+    w2: float = 0.35
+    w3: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class FusionWeights:
+    """Reciprocal-rank-fusion weight of each seed source (untuned: both 1.0 until a tuning run)."""
+
+    vector: float = 1.0
+    keyword: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeWeights:
+    """Weight of each edge type in the graph (used by clustering and PageRank)."""
+
+    calls: float = 1.0
+    inherits: float = 1.0
+    references: float = 0.6
+    contains: float = 0.4
+
+    def of(self, kind: str) -> float:
+        """The weight of one edge type."""
+        return float(getattr(self, kind))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchConfig:
+    """Engine-wide defaults; a request may override ranking weights, depth and resolution."""
+
+    rrf_k: int = 60
+    fusion: FusionWeights = field(default_factory=FusionWeights)
+    weights: Weights = field(default_factory=Weights)
+    max_graph_depth: int = 2
+    max_nodes: int = 100
+    max_in_flight: int = 10
+    request_timeout_s: float = 2.0
+    # The whole expansion stage stops after this long and keeps what it has.
+    expansion_budget_s: float = 1.0
+    # workspace/symbol for identifiers the index does not know; part of stage 1.
+    anchor_timeout_s: float = 1.0
+    # Seeds expanded besides the explicitly named symbols (always expanded), best first.
+    expand_seeds: int = 10
+    # Neighbours kept per relation of one node (references, callers, callees), after sorting.
+    max_neighbors: int = 25
+    # Call sites looked at when outgoing calls are derived from a symbol's text.
+    max_derived_calls: int = 20
+    clustering_resolution: float = 1.0
+    random_state: int = 42
+    pagerank_alpha: float = 0.85
+    # PageRank restarts at a seed with weight exp(-(1 - relevance) / T); see rerank.py.
+    restart_temperature: float = 0.2
+    edges: EdgeWeights = field(default_factory=EdgeWeights)
+    generic_names: frozenset[str] = DEFAULT_GENERIC_NAMES
+    # Symbols one identifier in the query may anchor, and symbols one named file may anchor.
+    max_symbol_anchors: int = 5
+    max_file_anchors: int = 20
+    max_reasons: int = 8
+    # raw_code of a symbol is cut after this many lines.
+    max_code_lines: int = 400
+
+
+@dataclass(frozen=True, slots=True)
+class QuerySettings:
+    """The knobs one search runs with: the config with the request's overrides applied."""
+
+    top_k: int
+    weights: Weights
+    max_graph_depth: int
+    clustering_resolution: float
+
+    @classmethod
+    def of(cls, request: SearchRequest, config: SearchConfig) -> QuerySettings:
+        """Merge a request's overrides over the config."""
+        weights = config.weights
+        depth = config.max_graph_depth
+        resolution = config.clustering_resolution
+        overrides = request.config_overrides
+        if overrides is not None:
+            given = overrides.ranking_weights
+            if given is not None:
+                weights = Weights(
+                    weights.w1 if given.w1 is None else given.w1,
+                    weights.w2 if given.w2 is None else given.w2,
+                    weights.w3 if given.w3 is None else given.w3,
+                )
+            depth = depth if overrides.max_graph_depth is None else overrides.max_graph_depth
+            if overrides.clustering_resolution is not None:
+                resolution = overrides.clustering_resolution
+        return cls(request.top_k, weights, depth, resolution)
+
+
+EmbedQuery = Callable[[str], npt.NDArray[numpy.float32]]
+
+
+@dataclass(frozen=True, slots=True)
+class QueryContext:
+    """One query's index, servers, memo and settings."""
+
+    query: str
+    store: Store
+    vectors: VectorIndex
+    catalog: Catalog
+    lsp: LspCalls
+    embed_query: EmbedQuery | None
+    config: SearchConfig
+    settings: QuerySettings

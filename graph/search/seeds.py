@@ -1,0 +1,240 @@
+"""Stage 1: vector and keyword candidates fused by reciprocal rank, with the query's anchors in front.
+
+Fusion: score(node) = sum over sources of weight / (rrf_k + rank), rank counted from 1
+after a source's chunks are collapsed to their symbols. Text relevance rescales that
+score min-max over the candidates: the best has 1, the weakest 0. RRF with k = 60 is
+deliberately flat (rank 20 still scores 3/4 of rank 1), which is right for ordering
+but would make every weak vector hit a strong PageRank restart point and let hubs
+among them win the rerank. Anchors form tiers above every fused candidate (seed 001:
+semantic never outranks explicit); an explicitly named symbol has relevance 1, a
+symbol of a named file at least 0.5.
+
+Keyword side: the index stores every identifier whole and split (`backoff_send backoff
+send`), so the query is split the same way. On top of what the index's keyword_search
+does, English function words are dropped (`how`, `the`, `is` match `is` operators and
+comments, not intent) and plain words get prefix stems for inflections (`uploads` ->
+`upload*` also finds `upload` and `uploader`; `retried` -> `retri*`, `retry*`), since
+the index has no stemmer and code text mixes `retry`, `retries`, `retrying`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.to_thread
+
+from lensmux.graph.index.identifiers import split_identifier
+from lensmux.graph.search.anchors import (
+    TIER_FILE,
+    AnchorSet,
+    extract_mentions,
+    resolve_mentions,
+    resolve_with_workspace_symbols,
+)
+from lensmux.graph.search.catalog import Node
+from lensmux.graph.search.config import QueryContext, SearchConfig
+
+log = logging.getLogger(__name__)
+
+__all__ = ["STOP_WORDS", "Seed", "SeedSet", "collect_seeds", "keyword_expression", "query_terms"]
+
+_FILE_ANCHOR_FLOOR = 0.5
+
+
+_WORD = re.compile(r"\w+")
+_MAX_TERMS = 64
+_MIN_STEM = 4
+
+_STOP_WORDS_TEXT = """a an the and or but nor of to in on at by for from with without into onto about over under
+    as than then so such if else when where why how what which who whom whose while until
+    is are was were be been being am do does did done doing has have had having
+    can could should would will shall may might must
+    it its it's this that these those there here i me my we us our you your he she they them their
+    not no yes all any some each every both either neither also just only very more most much many
+    please find show me give tell list where's what's how's"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+
+
+def _is_identifier(word: str) -> bool:
+    """Whether a word is written like code (snake_case, camelCase, digits), not English."""
+    return "_" in word or any(c.isdigit() for c in word) or (word != word.lower() and word != word.capitalize())
+
+
+def _inflections(word: str) -> list[str]:
+    """Prefix stems of an English word: `failed` -> [`fail`], `retry` -> [`retry`, `retri`]; [] if too short."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= _MIN_STEM:
+            stem = word[: -len(suffix)]
+            # retried, retries -> retri* and retry*; copies -> copi* and copy*
+            return [stem, stem[:-1] + "y"] if stem.endswith("i") else [stem]
+    if len(word) < _MIN_STEM:
+        return []
+    if word.endswith("y"):
+        return [word, word[:-1] + "i"]  # retri*: retries, retried
+    return [word]
+
+
+def query_terms(query: str) -> Iterator[str]:
+    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+    words = _WORD.findall(query)
+    content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
+    for word in content or words:  # a query of only stop words still searches for them
+        lower = word.lower()
+        parts = split_identifier(word)
+        if len(parts) > 1 or (parts and parts[0] != lower) or not lower.isalpha():
+            yield _quote(lower)
+            yield from (_quote(p) for p in parts)
+            continue
+        stems = _inflections(lower)
+        if not any(lower.startswith(stem) for stem in stems):
+            yield _quote(lower)
+        yield from (_quote(stem) + "*" for stem in stems)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def keyword_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the query's terms, or None when it has none."""
+    seen: dict[str, None] = {}
+    for term in query_terms(query):
+        seen.setdefault(term, None)
+        if len(seen) >= _MAX_TERMS:
+            break
+    return " OR ".join(seen) if seen else None
+
+
+@dataclass(slots=True)
+class Seed:
+    """A stage-1 candidate: relevance in [0, 1], tier > 0 for anchors, and why it is here."""
+
+    node: Node
+    relevance: float
+    fused: float
+    tier: int
+    reasons: list[str]
+
+
+@dataclass(slots=True)
+class SeedSet:
+    """Stage 1's answer, best first (tier, then fused score, then id)."""
+
+    seeds: list[Seed] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    vector_missing: bool = False
+
+
+@dataclass(slots=True)
+class _SourceHits:
+    nodes: dict[str, Node] = field(default_factory=dict)
+    vector: list[tuple[str, float]] = field(default_factory=list)  # (node key, best similarity), best first
+    keyword: list[str] = field(default_factory=list)  # node keys, best first
+
+
+def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
+    keys: list[str] = []
+    for _, node in pairs:
+        nodes.setdefault(node.key, node)
+        if node.key not in keys:
+            keys.append(node.key)
+    return keys
+
+
+def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
+    """RRF over the sources, anchors in their tiers; ordered best first."""
+    fused: dict[str, float] = {}
+    reasons: dict[str, list[str]] = {}
+    for rank, (key, similarity) in enumerate(hits.vector, 1):
+        fused[key] = fused.get(key, 0.0) + config.fusion.vector / (config.rrf_k + rank)
+        reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
+    for rank, key in enumerate(hits.keyword, 1):
+        fused[key] = fused.get(key, 0.0) + config.fusion.keyword / (config.rrf_k + rank)
+        reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
+    tiers = _anchor_tiers(anchors, fused, config)
+    best = max(fused.values(), default=0.0)
+    worst = min(fused.values(), default=0.0)
+    seeds: list[Seed] = []
+    for key in set(fused) | set(tiers):
+        node = anchors.nodes.get(key) or hits.nodes[key]
+        score = fused.get(key, 0.0)
+        relevance = (score - worst) / (best - worst) if best > worst else (1.0 if score > 0 else 0.0)
+        tier = tiers.get(key, 0)
+        if tier > TIER_FILE:
+            relevance = 1.0
+        elif tier == TIER_FILE:
+            relevance = max(relevance, _FILE_ANCHOR_FLOOR)
+        why = (anchors.reasons.get(key, []) if tier else []) + reasons.get(key, [])
+        seeds.append(Seed(node, relevance, score, tier, why))
+    seeds.sort(key=lambda s: (-s.tier, -s.fused, s.node.key))
+    return seeds
+
+
+def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchConfig) -> dict[str, int]:
+    """Every symbol anchor, and per named file its best max_file_anchors symbols (by fused score)."""
+    chosen = {key for key, tier in anchors.tiers.items() if tier > TIER_FILE}
+    for group in anchors.file_groups:
+        ranked = sorted(enumerate(group), key=lambda item: (-fused.get(item[1], 0.0), item[0]))
+        chosen.update(key for _, key in ranked[: config.max_file_anchors])
+    return {key: anchors.tiers[key] for key in chosen}
+
+
+def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet]:
+    """Everything stage 1 asks the index (blocking: runs in a worker thread)."""
+    query, top_k, catalog, config = ctx.query, ctx.settings.top_k, ctx.catalog, ctx.config
+    embed_query, vectors = ctx.embed_query, ctx.vectors
+    hits = _SourceHits()
+    anchors = resolve_mentions(extract_mentions(query), catalog, max_symbols=config.max_symbol_anchors)
+    expression = keyword_expression(query)
+    if expression is not None:
+        keyword = ctx.store.fts_search(expression, top_k)
+        hits.keyword = _collapse(catalog.nodes_of_chunks(cid for cid, _ in keyword), hits.nodes)
+    if embed_query is None:
+        out.vector_missing = True
+        out.warnings.append("vector search unavailable: no embedding model loaded; keyword and anchors only")
+    elif len(vectors) == 0:
+        out.vector_missing = True
+        out.warnings.append("vector search unavailable: no vectors in the index yet; keyword and anchors only")
+    else:
+        try:
+            found = vectors.search(embed_query(query), 2 * top_k)
+        except Exception as exc:  # the model or index may be broken; keyword search still answers
+            log.warning("vector search failed", exc_info=True)
+            out.vector_missing = True
+            out.warnings.append(f"vector search failed ({type(exc).__name__}: {exc}); keyword and anchors only")
+        else:
+            similarity = dict(found)
+            best: dict[str, float] = {}
+            for chunk_id, node in catalog.nodes_of_chunks(cid for cid, _ in found):
+                hits.nodes.setdefault(node.key, node)
+                best[node.key] = max(best.get(node.key, -1.0), similarity[chunk_id])
+            hits.vector = [(key, best[key]) for key in dict.fromkeys(best)]
+    return hits, anchors
+
+
+async def collect_seeds(ctx: QueryContext) -> SeedSet:
+    """Stage 1: anchors, keyword and vector candidates, fused."""
+    out = SeedSet()
+    hits, anchors = await anyio.to_thread.run_sync(_index_side, ctx, out)
+    catalog, config = ctx.catalog, ctx.config
+    if anchors.unresolved:
+        keys = list(hits.nodes) + list(anchors.nodes)
+        nodes = {**hits.nodes, **anchors.nodes}
+        languages = await anyio.to_thread.run_sync(
+            lambda: {lang for key in keys if (lang := catalog.language(nodes[key].path)) is not None}
+        )
+        with anyio.move_on_after(config.anchor_timeout_s):
+            await resolve_with_workspace_symbols(
+                anchors, catalog, ctx.lsp, languages, max_symbols=config.max_symbol_anchors
+            )
+        for mention in anchors.unresolved:
+            if mention.explicit or mention.kind == "file":
+                out.warnings.append(
+                    f"`{mention.text}` names no indexed {'file' if mention.kind == 'file' else 'symbol'}"
+                )
+    out.seeds = _fuse(hits, anchors, config)
+    return out

@@ -1,0 +1,285 @@
+"""Fakes for the search tests: a hashing embedder, an ast symbol source, and an ast "language server".
+
+FakeGateway answers prepareCallHierarchy, incomingCalls, outgoingCalls, references,
+definition and workspace/symbol for small Python trees by reading their ast, so the
+expansion logic can be tested without a server, and it injects faults on demand
+(no server, errors, hangs, missing methods). The real-server check is test_search_pyright.py.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import anyio
+import anyio.lowlevel
+import numpy
+import numpy.typing as npt
+
+from lensmux.graph.index.identifiers import split_identifier
+from lensmux.graph.search import GatewayError
+
+DIM = 64
+METHOD_NOT_FOUND = -32601
+
+
+class FakeEmbedder:
+    """Hashed bag of words (identifier parts included), L2-normalised; count_tokens counts words."""
+
+    dim = DIM
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
+        out = numpy.zeros((len(texts), DIM), dtype=numpy.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"\w+", text):
+                for part in [word.lower(), *split_identifier(word)]:
+                    bucket = int.from_bytes(hashlib.blake2b(part.encode(), digest_size=4).digest(), "little")
+                    out[row, bucket % DIM] += 1.0
+            norm = float(numpy.linalg.norm(out[row]))
+            if norm == 0.0:
+                out[row, 0] = 1.0
+            else:
+                out[row] /= norm
+        return out
+
+    def embed_query(self, text: str) -> npt.NDArray[numpy.float32]:
+        vector: npt.NDArray[numpy.float32] = self.embed([text])[0]
+        return vector
+
+    def count_tokens(self, text: str) -> int:
+        return len(re.findall(r"\w+|[^\w\s]", text))
+
+
+def _pos(line: int, char: int) -> dict[str, int]:
+    return {"line": line, "character": char}
+
+
+def _rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
+    return {"start": _pos(sl, sc), "end": _pos(el, ec)}
+
+
+class FakeSymbolSource:
+    """documentSymbol for Python from the ast module; None for other languages."""
+
+    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
+        await anyio.lowlevel.checkpoint()
+        if language_id != "python":
+            return None
+        lines = text.split("\n")
+        return [s for node in ast.parse(text).body if (s := _doc_symbol(node, lines, False)) is not None]
+
+
+def _doc_symbol(node: ast.stmt, lines: list[str], in_class: bool) -> dict[str, Any] | None:
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return None
+    kind = 5 if isinstance(node, ast.ClassDef) else (6 if in_class else 12)
+    col = lines[node.lineno - 1].find(node.name)
+    children = [c for child in node.body if (c := _doc_symbol(child, lines, isinstance(node, ast.ClassDef)))]
+    assert node.end_lineno is not None and node.end_col_offset is not None
+    return {
+        "name": node.name,
+        "kind": kind,
+        "range": _rng(node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset),
+        "selectionRange": _rng(node.lineno - 1, col, node.lineno - 1, col + len(node.name)),
+        "children": children,
+    }
+
+
+@dataclass(frozen=True)
+class _Def:
+    name: str
+    kind: int
+    path: Path
+    line: int
+    col: int
+    start: tuple[int, int]
+    end: tuple[int, int]
+
+    def item(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "uri": self.path.as_uri(),
+            "range": _rng(*self.start, *self.end),
+            "selectionRange": _rng(self.line, self.col, self.line, self.col + len(self.name)),
+        }
+
+
+@dataclass(frozen=True)
+class _Use:
+    name: str
+    path: Path
+    line: int
+    col: int
+    owner: _Def | None  # innermost def holding the use
+    call: bool
+
+    def location(self) -> dict[str, Any]:
+        return {"uri": self.path.as_uri(), "range": _rng(self.line, self.col, self.line, self.col + len(self.name))}
+
+
+class _Project(ast.NodeVisitor):
+    """Definitions and name uses of every .py file under a root."""
+
+    def __init__(self, root: Path) -> None:
+        self.defs: list[_Def] = []
+        self.uses: list[_Use] = []
+        self._stack: list[_Def] = []
+        self._path = root
+        self._lines: list[str] = []
+        self._calls: set[int] = set()
+        for path in sorted(root.rglob("*.py")):
+            self._path, text = path.resolve(), path.read_text()
+            self._lines = text.split("\n")
+            self.visit(ast.parse(text))
+
+    def _define(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> None:
+        kind = 5 if isinstance(node, ast.ClassDef) else (6 if self._stack and self._stack[-1].kind == 5 else 12)
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        line = node.lineno - 1
+        found = _Def(node.name, kind, self._path, line, self._lines[line].find(node.name),
+                     (line, node.col_offset), (node.end_lineno - 1, node.end_col_offset))  # fmt: skip
+        self.defs.append(found)
+        self._stack.append(found)
+        self.generic_visit(node)
+        self._stack.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _define
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        # Module and class attributes: workspace/symbol knows them, the fake symbol source does not.
+        if not self._stack or self._stack[-1].kind == 5:
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.end_col_offset is not None:
+                    line = target.lineno - 1
+                    span = (line, target.col_offset), (line, target.end_col_offset)
+                    self.defs.append(_Def(target.id, 13, self._path, line, target.col_offset, *span))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self._calls.add(id(node.func))
+        self.generic_visit(node)
+
+    def _use(self, name: str, line: int, col: int, node: ast.AST) -> None:
+        owner = self._stack[-1] if self._stack else None
+        self.uses.append(_Use(name, self._path, line, col, owner, id(node) in self._calls))
+
+    def visit_Name(self, node: ast.Name) -> None:
+        self._use(node.id, node.lineno - 1, node.col_offset, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        assert node.end_col_offset is not None and node.end_lineno is not None
+        self._use(node.attr, node.end_lineno - 1, node.end_col_offset - len(node.attr), node)
+        self.generic_visit(node)
+
+    def name_at(self, path: Path, line: int, char: int) -> str | None:
+        for d in self.defs:
+            if (d.path, d.line) == (path, line) and d.col <= char <= d.col + len(d.name):
+                return d.name
+        for u in self.uses:
+            if (u.path, u.line) == (path, line) and u.col <= char <= u.col + len(u.name):
+                return u.name
+        return None
+
+    def named(self, name: str) -> list[_Def]:
+        return [d for d in self.defs if d.name == name]
+
+
+def _uri_path(uri: str) -> Path:
+    return Path(unquote(urlparse(uri).path))
+
+
+class FakeGateway:
+    """An LspGateway answering from the ast of a Python tree, with fault injection."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        unavailable: str | None = None,
+        failing: str | None = None,
+        hanging: bool = False,
+        delay: float = 0.0,
+        broken: bool = False,
+        outgoing: bool = True,
+        call_hierarchy: bool = True,
+    ) -> None:
+        self.project = _Project(root)
+        self.unavailable = unavailable
+        self.failing = failing
+        self.hanging = hanging
+        self.delay = delay
+        self.broken = broken
+        self.outgoing = outgoing
+        self.call_hierarchy = call_hierarchy
+        self.requests: list[str] = []
+
+    def unavailable_reason(self, root: Path, language: str) -> str | None:
+        return self.unavailable
+
+    async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
+        await anyio.lowlevel.checkpoint()
+        return {"callHierarchyProvider": self.call_hierarchy, "referencesProvider": True, "definitionProvider": True}
+
+    async def request(
+        self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
+    ) -> Any:
+        self.requests.append(method)
+        if self.hanging:
+            await anyio.sleep_forever()
+        await anyio.sleep(self.delay)
+        if self.broken:
+            raise RuntimeError("bug in the gateway")
+        if self.failing is not None:
+            raise GatewayError(self.failing)
+        if method == "callHierarchy/outgoingCalls" and not self.outgoing:
+            raise GatewayError("unhandled method callHierarchy/outgoingCalls", code=METHOD_NOT_FOUND)
+        return self._answer(method, params)
+
+    def _answer(self, method: str, params: Mapping[str, Any]) -> Any:
+        p = self.project
+        if method == "workspace/symbol":
+            return [{"name": d.name, "kind": d.kind, "location": {"uri": d.path.as_uri(), "range": d.item()["range"]}}
+                    for d in p.named(params["query"])]  # fmt: skip
+        if "item" in params:
+            item = params["item"]
+            target = next(d for d in p.defs if d.item() == item)
+            if method == "callHierarchy/incomingCalls":
+                return self._incoming(target)
+            return self._outgoing(target)
+        path = _uri_path(params["textDocument"]["uri"])
+        name = p.name_at(path, params["position"]["line"], params["position"]["character"])
+        if name is None:
+            return None
+        if method == "textDocument/prepareCallHierarchy":
+            return [d.item() for d in p.named(name) if (d.path, d.line) == (path, params["position"]["line"])]
+        if method == "textDocument/references":
+            return [u.location() for u in p.uses if u.name == name]
+        if method == "textDocument/definition":
+            return [{"uri": d.path.as_uri(), "range": d.item()["selectionRange"]} for d in p.named(name)]
+        raise GatewayError(f"unhandled method {method}", code=METHOD_NOT_FOUND)
+
+    def _incoming(self, target: _Def) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for use in self.project.uses:
+            if use.call and use.name == target.name:
+                caller = use.owner.item() if use.owner else {
+                    "name": use.path.stem, "kind": 2, "uri": use.path.as_uri(),
+                    "range": _rng(0, 0, 999, 0), "selectionRange": _rng(0, 0, 0, 0),
+                }  # fmt: skip
+                out.append({"from": caller, "fromRanges": [use.location()["range"]]})
+        return out
+
+    def _outgoing(self, source: _Def) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for use in self.project.uses:
+            if use.call and use.owner == source:
+                for callee in self.project.named(use.name):
+                    out.append({"to": callee.item(), "fromRanges": [use.location()["range"]]})
+        return out

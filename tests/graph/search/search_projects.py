@@ -1,0 +1,148 @@
+"""Small source trees for the search tests, and a helper that indexes one with the real Indexer."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from search_fakes import FakeEmbedder, FakeSymbolSource
+
+from lensmux.graph.index import Indexer
+
+UPLOADER = {
+    "pkg/__init__.py": "",
+    "pkg/uploader.py": '''"""Uploads files to remote storage."""
+import time
+
+from pkg.storage import Storage
+
+MAX_RETRIES = 5
+
+
+class Uploader:
+    """Sends files to a Storage backend."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def upload(self, path: str) -> bool:
+        """Upload one file from disk."""
+        data = read_file(path)
+        return self.backoff_send(path, data)
+
+    def backoff_send(self, path: str, data: bytes) -> bool:
+        """Retry a failed upload with exponential backoff until the attempts run out."""
+        for attempt in range(MAX_RETRIES):
+            if self.storage.put_object(path, data):
+                return True
+            log(f"attempt {attempt} failed")
+            time.sleep(2**attempt)
+        return False
+
+
+def read_file(path: str) -> bytes:
+    """Read a whole file from disk."""
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def log(message: str) -> None:
+    """Print a line to the console."""
+    print(message)
+''',
+    "pkg/storage.py": '''"""Object storage backends."""
+
+
+class Storage:
+    """A remote object store."""
+
+    def put_object(self, key: str, data: bytes) -> bool:
+        """Store data under key."""
+        raise NotImplementedError
+
+    def get_object(self, key: str) -> bytes:
+        """Fetch the data stored under key."""
+        raise NotImplementedError
+
+
+class BucketStorage(Storage):
+    """Storage in a cloud bucket."""
+
+    def get_object(self, key: str) -> bytes:
+        """Download an object from the bucket."""
+        return b""
+''',
+    "pkg/cli.py": '''"""Command line entry point."""
+from pkg.storage import BucketStorage
+from pkg.uploader import Uploader
+
+
+def run_cli(paths: list[str]) -> int:
+    """Upload every path given on the command line."""
+    uploader = Uploader(BucketStorage())
+    ok = [uploader.upload(p) for p in paths]
+    return 0 if all(ok) else 1
+''',
+    "pkg/report.py": '''"""Text reports."""
+
+
+def render_table(rows: list[list[str]]) -> str:
+    """Render rows as an aligned text table."""
+    widths = [max(len(c) for c in col) for col in zip(*rows)]
+    return "\\n".join(" ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+
+
+def summarize_uploads(count: int, failed: int) -> str:
+    """Summarize how many uploads succeeded."""
+    return render_table([["uploaded", str(count - failed)], ["failed", str(failed)]])
+''',
+    "README.md": "# Demo\n\nUploads files to storage with retries.\n",
+}
+
+
+def hub_project(callers: int = 30) -> dict[str, str]:
+    """A target function plus many handlers that all call one hub, which the target calls too."""
+    handlers = "\n\n".join(
+        f"def handler_{i}(event: dict) -> None:\n"
+        f'    """Handle event kind {i}."""\n'
+        f"    emit_metric('handler_{i}', 1)\n"
+        for i in range(callers)
+    )
+    return {
+        "svc/__init__.py": "",
+        "svc/metrics.py": (
+            "def emit_metric(name: str, value: int) -> None:\n"
+            '    """Send one metric sample to the collector."""\n'
+            "    _ = (name, value)\n"
+        ),
+        "svc/handlers.py": "from svc.metrics import emit_metric\n\n\n" + handlers,
+        "svc/quantum.py": (
+            "from svc.metrics import emit_metric\n\n\n"
+            "def reconcile_ledger_entries(entries: list) -> int:\n"
+            '    """Reconcile ledger entries against the bank statement and count mismatches."""\n'
+            "    emit_metric('reconcile', len(entries))\n"
+            "    return sum(1 for e in entries if e)\n\n\n"
+            "def ledger_balance(entries: list) -> int:\n"
+            '    """Sum the ledger entries."""\n'
+            "    return sum(entries)\n"
+        ),
+    }
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Create the files under root."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@contextlib.asynccontextmanager
+async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> AsyncIterator[Indexer]:
+    """A real Indexer over the tree, fully indexed with the fake embedder and ast symbols."""
+    root = write_tree(tmp_path / name, files).resolve()
+    async with Indexer(root, tmp_path / f"{name}-state", FakeEmbedder(), FakeSymbolSource()) as ix:
+        await ix.index_all()
+        yield ix
