@@ -356,8 +356,35 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
         return
     instance.adapter.observe_notification(str(method), env.params)
     body = ev.encode(env)
+    if str(method).startswith("textDocument/") and env.params is not UNSET:
+        # Per-document news (clangd's fileStatus, say) concerns only the clients
+        # holding that document: clangd sends one with nearly every request.
+        _route_to_holders(instance, env.params, body)
+        return
     for client in list(instance.clients.values()):
         client.send(body)
+
+
+class _UriHead(msgspec.Struct):
+    uri: str | None = None
+
+
+_uri_decoder = msgspec.json.Decoder(_UriHead)
+
+
+def _route_to_holders(instance: Instance, params: Raw, body: bytes) -> None:
+    try:
+        uri = _uri_decoder.decode(params).uri
+    except msgspec.DecodeError:
+        uri = None
+    if uri is None:
+        for client in list(instance.clients.values()):
+            client.send(body)
+        return
+    for cid in instance.documents.holders(uri):
+        holder = instance.clients.get(cid)
+        if holder is not None:
+            holder.send(body)
 
 
 def _route_diagnostics(instance: Instance, params: Raw) -> None:

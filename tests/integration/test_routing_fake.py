@@ -161,6 +161,7 @@ async def test_server_sees_one_document_with_increasing_versions(fake_daemon: Da
         await b.change_incremental(
             uri, 2, {"start": {"line": 1, "character": 0}, "end": {"line": 1, "character": 4}}, "BETA"
         )
+        await b.request("fake/echo", {})  # b's edit is in before a's next one
         await a.change_incremental(
             uri, 3, {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 0}}, "gamma"
         )
