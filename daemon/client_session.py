@@ -174,9 +174,10 @@ class ClientSession:
     def _take_batch(self, first: bytes) -> list[bytes]:
         """`first` and whatever else is queued, up to _BATCH_BYTES.
 
-        A burst of messages from a server is routed without a pause; writing
-        one message per wake-up would let a reading client's queue overflow
-        all the same, so the writer takes everything queued at once.
+        Routing a burst enqueues a message per event-loop turn, while one write
+        takes several turns: a writer sending one message per wake-up would let
+        the queue of a client that reads perfectly well overflow, so it takes
+        everything queued at once.
         """
         batch, size = [first], len(first)
         while size < _BATCH_BYTES:

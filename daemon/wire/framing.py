@@ -11,6 +11,9 @@ envelope module's business.
      │    ├── MalformedHeader
      │    └── TruncatedMessage
      └── EnvelopeError           (see envelope.py: answer and carry on)
+          ├── ParseError         -32700
+          ├── InvalidRequest     -32600
+          └── InvalidParams      -32602 (a payload the daemon itself reads)
 """
 
 from __future__ import annotations

@@ -1,0 +1,1 @@
+"""Resilience tests: bad input, fuzzing, backpressure and security against a real daemon."""
