@@ -107,6 +107,7 @@ class Instance:
         self._scope = anyio.CancelScope()
         self._last_client: ClientSession | None = None
         self._waiting = 0
+        self._stopping = False
         self.breaker = CircuitBreaker(self.name, daemon.breaker)
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
         self.inflight: dict[bytes, Pending] = {}
@@ -305,6 +306,7 @@ class Instance:
 
     def stop(self) -> None:
         """Ask the supervisor to shut the server down and end."""
+        self._stopping = True
         self._scope.cancel()
 
     async def run_task(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -344,7 +346,7 @@ class Instance:
                 # A bug here must cost this instance a restart, not the daemon.
                 log.exception("%s: supervisor error", self.name)
                 reason = f"internal error: {exc}"
-            if self.failure is not None:
+            if self.failure is not None or self._stopping:
                 return
             self.restarts += 1
             self.breaker.record_restart(reason)
@@ -480,6 +482,8 @@ class Instance:
 
     async def shutdown_server(self) -> None:
         """Polite LSP shutdown + exit; the process stop escalates if ignored."""
+        # The server exiting now is the plan, not a crash to restart from.
+        self._stopping = True
         with anyio.move_on_after(self.daemon_config.shutdown_grace, shield=True):
             try:
                 await self.request("shutdown", None, timeout=self.daemon_config.shutdown_grace)

@@ -110,7 +110,7 @@ def test_runtime_dir_is_0700_and_every_socket_0600(daemon: DaemonProc) -> None:
 
 def test_a_runtime_dir_others_can_enter_is_made_private_at_start(tmp_path_factory: pytest.TempPathFactory) -> None:
     base = tmp_path_factory.mktemp("private")
-    runtime_dir = base / "xdg_runtime_dir" / "lensmux"
+    runtime_dir = base / "r" / "lensmux"
     runtime_dir.mkdir(parents=True)
     runtime_dir.chmod(0o755)
     with running_daemon(base) as proc:

@@ -91,9 +91,11 @@ async def test_crash_loop_opens_the_breaker_and_a_probe_closes_it(crashy: Daemon
 
         async def recovered() -> bool:
             try:
-                return await client.request("fake/echo", {"ok": True}) == {"ok": True}
+                answer = await client.request("fake/echo", {"ok": True})
             except LspResponseError:
                 return False
+            return bool(answer == {"ok": True})
+
 
         with anyio.fail_after(30):
             while not await recovered():

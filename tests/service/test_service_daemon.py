@@ -92,9 +92,10 @@ class NotifyListener:
 
     def wait_for(self, assignment: str, count: int = 1, timeout: float = 30) -> list[str]:
         """Wait until `assignment` was received `count` times."""
-        return wait_until(
+        seen: list[str] = wait_until(
             lambda: self.drain().count(assignment) >= count and self.messages, timeout=timeout, what=assignment
         )
+        return seen
 
 
 @pytest.fixture

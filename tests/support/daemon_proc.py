@@ -131,8 +131,9 @@ class DaemonProc:
 def lensmux_env(base: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """An environment whose XDG directories are private to one test."""
     env = dict(os.environ)
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-        path = base / name.lower()
+    # Short names: socket paths must stay under AF_UNIX's 108 bytes inside pytest's tmp dirs.
+    for name, short in (("XDG_RUNTIME_DIR", "r"), ("XDG_STATE_HOME", "s"), ("XDG_CONFIG_HOME", "c")):
+        path = base / short
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
         env[name] = str(path)
     env.pop("NOTIFY_SOCKET", None)

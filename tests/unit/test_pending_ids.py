@@ -22,7 +22,7 @@ def test_same_client_ids_from_two_clients_get_distinct_server_ids() -> None:
     assert len({ea.server_id, eb.server_id, es.server_id}) == 3
     # Responses find their way back to the right client and its own id.
     back = table.pop(eb.server_id)
-    assert back is not None and back.client is b and back.client_id == 1
+    assert back is not None and back.client is not None and back.client.id == 2 and back.client_id == 1
     assert table.find_client(a, 1) is ea
     assert table.find_client(b, 1) is None
     popped = table.pop(es.server_id)
