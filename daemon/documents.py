@@ -57,12 +57,12 @@ class DocumentStore:
         doc = self._docs.get(uri)
         return list(doc.holders) if doc else []
 
-    def open(self, client: int, params: dict[str, Any], *, keep_existing: bool = False) -> list[ServerNotice]:
+    def open(self, client: int, params: dict[str, Any], *, disk_text: str | None = None) -> list[ServerNotice]:
         """A client's didOpen; opens on the server only for the first holder.
 
         When the newcomer's text differs from the open one, its text wins
-        unless `keep_existing` (the caller found the newcomer holds just the
-        disk text while the open document has unsaved edits).
+        unless it is just `disk_text` (the file as saved) while the open
+        document has unsaved edits: opening a file never reverts them.
         """
         item = params["textDocument"]
         uri, text = item["uri"], item.get("text", "")
@@ -73,7 +73,7 @@ class DocumentStore:
             self._docs[uri] = doc
             return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
         doc.holders[client] = client_version
-        if doc.text == text or keep_existing:
+        if doc.text == text or (disk_text is not None and text == disk_text):
             return []
         # The newcomer carries edits of its own (or a reload): its view wins,
         # sent as a full-text change.

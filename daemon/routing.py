@@ -200,26 +200,25 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     if isinstance(uri, str) and (method != "textDocument/didOpen" or docs.get(uri) is not None):
         instance.cache.document_changed(uri)
     if method == "textDocument/didOpen":
-        keep = await _keep_unsaved(docs.get(str(uri)), params["textDocument"].get("text"))
-        await instance.sync_documents(lambda: docs.open(client.id, params, keep_existing=keep))
+        # Read before taking the document lock; compared inside it, against
+        # whatever the document holds by then.
+        disk = await _disk_text(uri) if docs.get(str(uri)) is not None else None
+        await instance.sync_documents(lambda: docs.open(client.id, params, disk_text=disk))
     elif method == "textDocument/didChange":
         await instance.sync_documents(lambda: docs.change(client.id, params))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
 
 
-async def _keep_unsaved(doc: Any, new_text: Any) -> bool:
-    """True when a newcomer opens the disk text of a document others hold with unsaved edits."""
-    if doc is None or not isinstance(new_text, str) or doc.text == new_text:
-        return False
-    path = uri_to_path(doc.uri)
+async def _disk_text(uri: Any) -> str | None:
+    """The saved text of a file URI, or None if it cannot be read."""
+    path = uri_to_path(uri) if isinstance(uri, str) else None
     if path is None:
-        return False
+        return None
     try:
-        disk = await anyio.Path(path).read_text(encoding="utf-8")
+        return await anyio.Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return False
-    return bool(new_text == disk)
+        return None
 
 
 def _document_saved(instance: Instance, params: Raw | Any) -> None:

@@ -21,12 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream
-from anyio.streams.buffered import BufferedByteReceiveStream
 
 DEFAULT_MAX_HEADER = 8 * 1024
 DEFAULT_MAX_BODY = 64 * 1024 * 1024
 _HEADER_END = b"\r\n\r\n"
+_READ_SIZE = 256 * 1024
 _ACCEPTED_CHARSETS = frozenset({"utf-8", "utf8"})
 
 
@@ -107,36 +108,50 @@ def frame(body: bytes) -> bytes:
 
 
 class FrameReader:
-    """Reads one message body at a time from a byte stream."""
+    """Reads one message body at a time from a byte stream, with its own buffer."""
+
+    # Messages served from the buffer without a receive (which is itself a
+    # checkpoint) before yielding anyway: a loop routing a burst of buffered
+    # messages would otherwise starve the writer tasks.
+    _BURST = 16
 
     def __init__(self, stream: ByteReceiveStream, limits: FrameLimits | None = None) -> None:
-        self._stream = BufferedByteReceiveStream(stream)
+        self._stream = stream
         self._limits = limits or FrameLimits()
+        self._buf = bytearray()
+        self._burst = 0
 
     async def read(self) -> bytes | None:
-        """Return the next body, or None when the peer ended the stream cleanly.
-
-        Always a checkpoint: with messages already buffered the read would not
-        suspend, and a loop routing a burst of them would starve the writer
-        tasks until every client queue overflowed.
-        """
-        await anyio.lowlevel.checkpoint()
+        """Return the next body, or None when the peer ended the stream cleanly."""
         limits = self._limits
-        try:
-            block = await self._stream.receive_until(_HEADER_END, limits.max_header)
-        except anyio.IncompleteRead:
-            if self._stream.buffer.strip():
-                raise TruncatedMessage("stream ended inside a header block") from None
-            return None
-        except anyio.DelimiterNotFound:
-            raise HeaderTooLarge(f"no end of headers within {limits.max_header} bytes") from None
-        except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            return None
-        length = parse_header_block(block.strip(b"\r\n"), limits)
-        try:
-            return await self._stream.receive_exactly(length)
-        except (anyio.IncompleteRead, anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
-            raise TruncatedMessage(f"stream ended inside a {length}-byte body") from None
+        buf = self._buf
+        while True:
+            end = buf.find(_HEADER_END, 0, limits.max_header + len(_HEADER_END))
+            if end >= 0:
+                length = parse_header_block(bytes(buf[:end]).strip(b"\r\n"), limits)
+                start = end + len(_HEADER_END)
+                if len(buf) - start >= length:
+                    body = bytes(buf[start : start + length])
+                    del buf[: start + length]
+                    self._burst += 1
+                    if self._burst >= self._BURST:
+                        self._burst = 0
+                        await anyio.lowlevel.checkpoint()
+                    return body
+            elif len(buf) > limits.max_header:
+                raise HeaderTooLarge(f"no end of headers within {limits.max_header} bytes")
+            try:
+                chunk = await self._stream.receive(_READ_SIZE)
+            except (anyio.EndOfStream, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                chunk = b""
+            if not chunk:
+                if not buf.strip():
+                    return None
+                if end >= 0:
+                    raise TruncatedMessage("stream ended inside a message body")
+                raise TruncatedMessage("stream ended inside a header block")
+            self._burst = 0
+            buf += chunk
 
 
 class FrameWriter:
@@ -144,7 +159,8 @@ class FrameWriter:
 
     def __init__(self, stream: ByteSendStream) -> None:
         self._stream = stream
-        self._lock = anyio.Lock()
+        # Uncontended most of the time: no need to yield when it is free.
+        self._lock = anyio.Lock(fast_acquire=True)
 
     async def send(self, body: bytes) -> None:
         """Frame and send one body."""

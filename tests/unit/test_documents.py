@@ -67,6 +67,6 @@ def test_newcomer_with_the_disk_text_keeps_the_unsaved_edits_open() -> None:
     store = DocumentStore()
     _open(store, 1, "edited but not saved")
     item = {"uri": URI, "languageId": "c", "version": 1, "text": "disk text"}
-    assert store.open(2, {"textDocument": item}, keep_existing=True) == []
+    assert store.open(2, {"textDocument": item}, disk_text="disk text") == []
     doc = store.get(URI)
     assert doc is not None and doc.text == "edited but not saved" and set(doc.holders) == {1, 2}
