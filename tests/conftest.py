@@ -33,7 +33,7 @@ def py_project(tmp_path: Path) -> Path:
 @pytest.fixture
 def daemon(tmp_path: Path) -> Iterator[DaemonProc]:
     """A running daemon with default configuration and private directories."""
-    with running_daemon(tmp_path / "daemon") as proc:
+    with running_daemon(tmp_path / "d") as proc:
         yield proc
 
 
