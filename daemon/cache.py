@@ -38,6 +38,9 @@ WORKSPACE_METHODS = frozenset(
 )
 CACHEABLE = DOCUMENT_METHODS | WORKSPACE_METHODS
 _encoder = msgspec.json.Encoder(order="sorted")
+# What one entry costs beyond its key and value bytes (dict slot, entry object,
+# bytes headers), measured under load: the byte bound must count it.
+_ENTRY_OVERHEAD = 480
 
 
 @dataclass(slots=True)
@@ -115,12 +118,12 @@ class ResponseCache:
             return
         old = self._entries.pop(key.key, None)
         if old is not None:
-            self._bytes -= len(old.value) + len(key.key)
+            self._bytes -= len(old.value) + len(key.key) + _ENTRY_OVERHEAD
         self._entries[key.key] = _Entry(value, generation, key.uri)
-        self._bytes += len(value) + len(key.key)
+        self._bytes += len(value) + len(key.key) + _ENTRY_OVERHEAD
         while self._bytes > self.max_bytes and self._entries:
             k, evicted = self._entries.popitem(last=False)
-            self._bytes -= len(evicted.value) + len(k)
+            self._bytes -= len(evicted.value) + len(k) + _ENTRY_OVERHEAD
 
     def document_changed(self, uri: str) -> None:
         """An edit, save or close of one document: it and every cross-file result are stale."""
