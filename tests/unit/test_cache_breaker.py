@@ -92,7 +92,7 @@ def test_breaker_opens_fails_fast_probes_and_closes() -> None:
     assert breaker.allow()
     breaker.record_success()
     assert _state(breaker) is BreakerState.CLOSED and breaker.allow()
-    assert [t["state"] for t in breaker.status()["transitions"]] == ["open", "half-open", "open", "half-open", "closed"]  # type: ignore[index]
+    assert [t.state for t in breaker.transitions] == ["open", "half-open", "open", "half-open", "closed"]
 
 
 def test_too_many_restarts_in_the_window_open_the_breaker() -> None:
