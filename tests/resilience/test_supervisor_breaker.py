@@ -96,7 +96,6 @@ async def test_crash_loop_opens_the_breaker_and_a_probe_closes_it(crashy: Daemon
                 return False
             return bool(answer == {"ok": True})
 
-
         with anyio.fail_after(30):
             while not await recovered():
                 await anyio.sleep(0.2)
