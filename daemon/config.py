@@ -11,9 +11,10 @@ import importlib.resources
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 
 class ConfigError(Exception):
@@ -97,6 +98,60 @@ class HttpConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     port: int = 3458
 
 
+Share = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+Weight = Annotated[float, msgspec.Meta(ge=0.0, le=100.0)]
+Seconds = Annotated[float, msgspec.Meta(gt=0.0, le=600.0)]
+
+
+class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.search.fusion]`: stage-1 reciprocal-rank-fusion weights; unset keeps the engine default."""
+
+    vector: Weight | UnsetType = UNSET
+    keyword: Weight | UnsetType = UNSET
+    # Share of a source's score kept by unstructured text (README, reST) and by test code.
+    prose: Share | UnsetType = UNSET
+    tests: Share | UnsetType = UNSET
+    mention: Weight | UnsetType = UNSET
+
+
+class RankingWeightsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.search.weights]`: rerank weights (text relevance, centrality, proximity)."""
+
+    w1: Weight | UnsetType = UNSET
+    w2: Weight | UnsetType = UNSET
+    w3: Weight | UnsetType = UNSET
+
+    def __post_init__(self) -> None:
+        given = [w for w in (self.w1, self.w2, self.w3) if not isinstance(w, UnsetType)]
+        if len(given) == 3 and sum(given) <= 0:
+            # msgspec reports a ValueError here as a validation error at this table's path.
+            raise ValueError("at least one of w1, w2, w3 must be > 0")
+
+
+class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.search]`: hybrid search defaults; every key left out keeps the engine's tuned default.
+
+    A request's `config_overrides` still applies on top (ranking weights, depth, resolution).
+    """
+
+    rrf_k: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | UnsetType = UNSET
+    # Chunks asked of the keyword and vector indexes, as multiples of top_k.
+    keyword_depth: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
+    vector_depth: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
+    # Fused candidates kept for expansion and rerank, as a multiple of top_k.
+    seeds_kept: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
+    max_graph_depth: Annotated[int, msgspec.Meta(ge=0, le=3)] | UnsetType = UNSET
+    max_nodes: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | UnsetType = UNSET
+    expand_seeds: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = UNSET
+    max_in_flight: Annotated[int, msgspec.Meta(ge=1, le=256)] | UnsetType = UNSET
+    request_timeout: Seconds | UnsetType = UNSET
+    expansion_budget: Seconds | UnsetType = UNSET
+    anchor_timeout: Seconds | UnsetType = UNSET
+    clustering_resolution: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] | UnsetType = UNSET
+    fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
+    weights: RankingWeightsConfig = msgspec.field(default_factory=RankingWeightsConfig)
+
+
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Daemon-wide settings."""
 
@@ -109,6 +164,7 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)
+    search: HybridSearchConfig = msgspec.field(default_factory=HybridSearchConfig)
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -278,18 +278,23 @@ class Instance:
             notices = mutate()
             if not self.ready:
                 log.debug("%s: server not ready; %d document notices left to the replay", self.name, len(notices))
-                return
             for notice in notices:
-                if log.isEnabledFor(logging.DEBUG):
-                    doc = notice.params.get("textDocument", {})
-                    change = notice.params.get("contentChanges", doc.get("text"))
-                    log.debug(
-                        "%s: %s %s v%s %.200r", self.name, notice.method, doc.get("uri"), doc.get("version"), change
-                    )
-                try:
-                    await self.notify_server(notice.method, notice.params)
-                except ServerUnavailable:
-                    return
+                doc = notice.params.get("textDocument", {})
+                if self.ready:
+                    if log.isEnabledFor(logging.DEBUG):
+                        change = notice.params.get("contentChanges", doc.get("text"))
+                        log.debug(
+                            "%s: %s %s v%s %.200r", self.name, notice.method, doc.get("uri"), doc.get("version"), change
+                        )
+                    try:
+                        await self.notify_server(notice.method, notice.params)
+                    except ServerUnavailable:
+                        pass
+                # Only once the change is written: a request sent before it would
+                # otherwise carry the new generation yet be answered from the old
+                # text, and that stale answer would be kept.
+                if isinstance(doc.get("uri"), str):
+                    self.cache.document_changed(doc["uri"])
 
     async def notify_server(self, method: str, params: Any) -> None:
         """Send a notification the daemon built."""

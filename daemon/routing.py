@@ -79,11 +79,12 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     elif method in _SWALLOWED:
         return
     else:
+        await _forward(instance, client, ev.notification(method, env.params))
+        # Invalidate after forwarding, for the same reason as document changes.
         if method == "workspace/didChangeWatchedFiles":
             instance.cache.workspace_changed()
         elif method == "textDocument/didSave":
             _document_saved(instance, env.params)
-        await _forward(instance, client, ev.notification(method, env.params))
 
 
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
@@ -197,8 +198,6 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         return
     docs = instance.documents
     uri = params["textDocument"].get("uri")
-    if isinstance(uri, str) and (method != "textDocument/didOpen" or docs.get(uri) is not None):
-        instance.cache.document_changed(uri)
     if method == "textDocument/didOpen":
         # Read before taking the document lock; compared inside it, against
         # whatever the document holds by then.

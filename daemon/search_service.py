@@ -1,19 +1,27 @@
-"""`lensmux/hybridSearch`: one request shape for the control socket, HTTP and the CLI."""
+"""`lensmux/hybridSearch`: one request shape for the control socket, HTTP and the CLI.
+
+The engine runs with `[daemon.search]` applied over its tuned defaults (graph/search/config.py
+holds them, so a key left out of the file keeps the value the benchmarks were run with).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
 import anyio.to_thread
 import msgspec
+from msgspec import UnsetType
 
+from lensmux.daemon.config import HybridSearchConfig
 from lensmux.daemon.control import ControlError
 from lensmux.daemon.indexing import IndexService, IndexServiceError
 from lensmux.daemon.search_gateway import DaemonGateway
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.graph.search import (
     HybridSearchEngine,
+    SearchConfig,
     SearchError,
     SearchFailed,
     assemble_context,
@@ -24,6 +32,30 @@ from lensmux.graph.search import (
 log = logging.getLogger(__name__)
 
 FORMATS = ("markdown", "xml", "plain")
+# `[daemon.search]` keys whose engine field has a unit suffix.
+_ENGINE_NAMES = {"request_timeout": "request_timeout_s", "expansion_budget": "expansion_budget_s",
+                 "anchor_timeout": "anchor_timeout_s"}  # fmt: skip
+
+
+def _given(table: msgspec.Struct) -> dict[str, Any]:
+    """The fields of a config table that the file set (nested tables left out)."""
+    out: dict[str, Any] = {}
+    for name in table.__struct_fields__:
+        value = getattr(table, name)
+        if not isinstance(value, UnsetType | msgspec.Struct):
+            out[_ENGINE_NAMES.get(name, name)] = value
+    return out
+
+
+def engine_config(table: HybridSearchConfig) -> SearchConfig:
+    """The engine's SearchConfig: its defaults with what `[daemon.search]` sets."""
+    base = SearchConfig()
+    return dataclasses.replace(
+        base,
+        **_given(table),
+        fusion=dataclasses.replace(base.fusion, **_given(table.fusion)),
+        weights=dataclasses.replace(base.weights, **_given(table.weights)),
+    )
 
 
 def _control_error(exc: SearchError) -> ControlError:
@@ -55,9 +87,18 @@ def _context_options(params: dict[str, Any]) -> tuple[str, int] | None:
 class SearchService:
     """Resolves the root, runs the engine, optionally assembles context."""
 
-    def __init__(self, indexes: IndexService, gateway: DaemonGateway) -> None:
+    def __init__(self, indexes: IndexService, gateway: DaemonGateway, config: HybridSearchConfig | None = None) -> None:
         self._indexes = indexes
-        self._engine = HybridSearchEngine(gateway)
+        if config is None:
+            # The daemon builds this service with the IndexService's DaemonConfig in hand;
+            # until it passes `config.daemon.search` itself, read the table from there.
+            daemon_config = getattr(indexes, "_config", None)
+            config = getattr(daemon_config, "search", None) or HybridSearchConfig()
+        self._engine = HybridSearchEngine(gateway, config=engine_config(config))
+
+    def configure(self, config: HybridSearchConfig) -> None:
+        """Apply a reloaded `[daemon.search]` table to the next searches."""
+        self._engine.config = engine_config(config)
 
     async def hybrid_search(self, params: Any) -> Any:
         """The control method."""

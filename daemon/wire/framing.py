@@ -148,7 +148,7 @@ class FrameReader:
                 if not buf.strip():
                     return None
                 if end >= 0:
-                    raise TruncatedMessage("stream ended inside a message body")
+                    raise TruncatedMessage(f"stream ended inside a {length}-byte body")
                 raise TruncatedMessage("stream ended inside a header block")
             self._burst = 0
             buf += chunk
