@@ -36,7 +36,11 @@ from lensmux.graph.embedding.tokenizer import TextTokenizer
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TOKEN_BUDGET = 8192
+# Padded tokens per onnxruntime run. From ~8 full windows up a bigger batch costs the same
+# CPU per text, but onnxruntime's arena keeps its peak activation memory (attention grows
+# with batch x window^2) for good: one 8192-token run grows RSS by ~470 MB, a 2048-token
+# run by ~120 MB (docs/benchmarks.md, "Semantic index").
+DEFAULT_TOKEN_BUDGET = 2048
 # Caps the batch for very short texts too, bounding one run's latency and memory.
 MAX_BATCH = 256
 
@@ -90,11 +94,14 @@ class Embedder:
         spec: ModelSpec,
         model_dir: Path,
         threads: int | None = None,
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int | None = None,
         precision: str | None = None,
         manifest: Manifest | None = None,
     ) -> None:
-        if token_budget < spec.max_tokens:
+        if token_budget is None:
+            # A model with a wider window than the default budget gets one text per run.
+            token_budget = max(DEFAULT_TOKEN_BUDGET, spec.max_tokens)
+        elif token_budget < spec.max_tokens:
             raise ValueError(f"token_budget {token_budget} is below one full text ({spec.max_tokens})")
         self._threads = threads or available_cores()
         self._spec = spec
@@ -124,7 +131,7 @@ class Embedder:
         precision: Precision = "int8",
         *,
         threads: int | None = None,
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int | None = None,
         cache_root: Path | None = None,
         progress: ProgressCallback | None = None,
     ) -> Embedder:
@@ -139,7 +146,9 @@ class Embedder:
             return cls._from_cache(cached, precision, threads, token_budget)
 
     @classmethod
-    def _from_cache(cls, cached: CachedModel, precision: Precision, threads: int | None, token_budget: int) -> Embedder:
+    def _from_cache(
+        cls, cached: CachedModel, precision: Precision, threads: int | None, token_budget: int | None
+    ) -> Embedder:
         return cls(
             model=cached.model_bytes,
             tokenizer_json=cached.tokenizer_json,
@@ -158,7 +167,7 @@ class Embedder:
         *,
         spec: ModelSpec | None = None,
         threads: int | None = None,
-        token_budget: int = DEFAULT_TOKEN_BUDGET,
+        token_budget: int | None = None,
     ) -> Embedder:
         """A user-supplied model directory (model.onnx + tokenizer.json + pooling settings)."""
         spec = spec or read_model_spec(directory)

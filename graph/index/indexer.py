@@ -3,7 +3,8 @@
 Work is split so the event loop stays free: file reads, chunking, SQLite writes and
 hnswlib calls run in worker threads, embedding runs in worker threads in batches of
 `embed_batch`, and documentSymbol requests run `symbol_concurrency` at a time.
-Every batch of files is written in one SQLite transaction; the vector file is saved
+A batch is whatever files are prepared when the previous one is written (capped at
+`commit_files`/`commit_chunks`) and goes into one SQLite transaction; the vector file is saved
 on a timer during full runs and with a debounce after single-file updates, because
 the database carries the truth and IndexFiles.open reconciles the rest.
 """
@@ -238,15 +239,21 @@ class Indexer:
         self, receive: MemoryObjectReceiveStream[Outcome], progress_cb: ProgressCallback | None
     ) -> list[WalkedFile]:
         retry: list[WalkedFile] = []
-        batch: list[Outcome] = []
-        size = 0
-        async for outcome in receive:
-            batch.append(outcome)
-            size += len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
-            if len(batch) >= self.config.commit_files or size >= self.config.commit_chunks:
-                retry += await self._commit_and_report(batch, progress_cb)
-                batch, size = [], 0
-        if batch:
+        async for first in receive:
+            # A batch is what the preparers have ready, up to a transaction's worth; it never
+            # waits to fill. At the start that is one file, so the model starts with the
+            # server's first answer instead of after commit_chunks worth of them; once the
+            # model is the bottleneck, the preparers fill the stream while it works and
+            # batches are full.
+            batch = [first]
+            size = _chunk_count(first)
+            while len(batch) < self.config.commit_files and size < self.config.commit_chunks:
+                try:
+                    outcome = receive.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+                batch.append(outcome)
+                size += _chunk_count(outcome)
             retry += await self._commit_and_report(batch, progress_cb)
         return retry
 
@@ -334,6 +341,10 @@ class Indexer:
     async def watch_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Follow file changes under the root until cancelled; includes an autosave_task."""
         await run_watch(self, task_status)
+
+
+def _chunk_count(outcome: Outcome) -> int:
+    return len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
 
 
 def _needs_work(walked: WalkedFile, known: FileStamp | None) -> bool:

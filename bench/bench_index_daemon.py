@@ -1,0 +1,275 @@
+"""(b) and (d): a real daemon indexes a real repository; throughput and resident memory.
+
+The daemon is `lensmux serve --foreground` in a subprocess with private XDG
+runtime, state and config directories (the model cache, XDG_CACHE_HOME, is
+shared, so the model is built once by `lensmux model build` and only loaded
+here). The sequence, all in one daemon:
+
+1. idle: RSS of the daemon before anything asks for the model;
+2. warm-up: `lensmux index <empty dir> --wait --json` loads the model (timed:
+   this is the model load the measured run does not pay), RSS again;
+3. the run: `lensmux index ROOT --wait --json` on a fresh copy of the corpus,
+   pyright answering documentSymbol through the daemon; files/s and chunks/s
+   from the daemon's own run clock (progress started_at..finished_at) and from
+   the command's wall time; RSS and CPU of the daemon and of the language
+   server sampled during the run;
+4. RSS after indexing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from support.daemon_proc import LENSMUX, DaemonProc, descendants, lensmux_env, wait_until
+
+CONFIG = '[daemon]\nlog_level = "warning"\n'
+
+
+class DaemonBenchFailed(Exception):
+    """The daemon could not index the corpus."""
+
+
+def rss_kib(pid: int) -> int:
+    """VmRSS of a live process, in KiB (0 once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU a live process (not its children) has used (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Sampler:
+    """Every `interval` s in a thread: RSS of the daemon and its children, and the run's progress."""
+
+    daemon: DaemonProc
+    root: Path
+    interval: float = 0.25
+    peak_daemon_kib: int = 0
+    peak_children_kib: int = 0
+    # (seconds since sampling began, files done, chunks done, daemon CPU s, children CPU s)
+    timeline: list[tuple[float, int, int, float, float]] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _children_cpu: dict[int, float] = field(default_factory=dict)
+
+    def _loop(self) -> None:
+        pid = self.daemon.pid
+        started = time.perf_counter()
+        while not self._stop.wait(self.interval):
+            self.peak_daemon_kib = max(self.peak_daemon_kib, rss_kib(pid))
+            kids = descendants(pid)
+            self.peak_children_kib = max(self.peak_children_kib, sum(rss_kib(k) for k in kids))
+            for kid in kids:
+                # Remembered per pid because a process's CPU time is gone with it.
+                self._children_cpu[kid] = max(self._children_cpu.get(kid, 0.0), cpu_seconds(kid))
+            try:
+                status = self.daemon.call("lensmux/indexStatus", {"root": str(self.root)}, timeout=5)
+            except (OSError, RuntimeError):
+                continue  # not registered yet (the model loads first) or a slow answer
+            self.timeline.append(
+                (
+                    round(time.perf_counter() - started, 2),
+                    int(status["files_done"]),
+                    int(status["chunks_done"]),
+                    round(cpu_seconds(pid), 2),
+                    round(self.children_cpu_s(), 2),
+                )
+            )
+
+    @contextmanager
+    def running(self) -> Iterator[Sampler]:
+        """Sample while the block runs."""
+        thread = threading.Thread(target=self._loop, daemon=True)
+        thread.start()
+        try:
+            yield self
+        finally:
+            self._stop.set()
+            thread.join()
+
+    def children_cpu_s(self) -> float:
+        """CPU seconds of every child seen (the language server's node and friends)."""
+        return sum(self._children_cpu.values())
+
+
+@contextmanager
+def bench_daemon(base: Path, extra_env: dict[str, str] | None = None) -> Iterator[DaemonProc]:
+    """A daemon with private XDG runtime/state/config dirs, logging warnings only.
+
+    The test harness's daemon logs at debug level, a line per message: that would be
+    part of what is measured, so this one is started here with --log-level warning.
+    """
+    env = lensmux_env(base, extra_env)
+    runtime_dir = Path(env["XDG_RUNTIME_DIR"]) / "lensmux"
+    config = base / "config.toml"
+    config.write_text(CONFIG)
+    log_path = base / "daemon.log"
+    argv = [
+        LENSMUX, "serve", "--foreground", "--runtime-dir", str(runtime_dir),
+        "--config", str(config), "--log-level", "warning",
+    ]  # fmt: skip
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
+    daemon = DaemonProc(proc, runtime_dir, env, log_path)
+    try:
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise DaemonBenchFailed(f"daemon exited early ({proc.returncode}):\n{daemon.log_text()[-4000:]}")
+            try:
+                daemon.call("lensmux/ping", timeout=2)
+            except OSError:
+                return False
+            return True
+
+        wait_until(up, timeout=60, what="benchmark daemon control socket")
+        yield daemon
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def _index(daemon: DaemonProc, root: Path) -> tuple[dict[str, Any], float]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait", "--json"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+        stdin=subprocess.DEVNULL,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise DaemonBenchFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
+    summary: dict[str, Any] = json.loads(done.stdout)
+    return summary, wall
+
+
+def build_model() -> float:
+    """`lensmux model build` (a no-op once cached); returns its wall time."""
+    started = time.perf_counter()
+    done = subprocess.run([LENSMUX, "model", "build"], capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        raise DaemonBenchFailed(f"lensmux model build failed: {done.stderr[-2000:]}")
+    return time.perf_counter() - started
+
+
+def _settled_rss(pid: int) -> int:
+    # Let the allocator return what it will after a burst before reading.
+    time.sleep(1.0)
+    return rss_kib(pid)
+
+
+@contextmanager
+def _py_spy(pid: int, output: Path | None) -> Iterator[None]:
+    """Sample the daemon's Python stacks (collapsed, per thread, idle included) while the block runs."""
+    if output is None:
+        yield
+        return
+    spy = Path(LENSMUX).parent / "py-spy"
+    argv = [
+        str(spy), "record", "--pid", str(pid), "--rate", "100", "--threads", "--idle", "--nonblocking",
+        "--format", "raw", "--output", str(output),
+    ]  # fmt: skip
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.0)  # attached before the run starts
+    try:
+        yield
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _first_commit(timeline: list[tuple[float, int, int, float, float]]) -> float | None:
+    """Seconds from the command's start until the first chunks were committed."""
+    return next((t for t, _, chunks, _, _ in timeline if chunks), None)
+
+
+def run(
+    root: Path, work: Path, *, profile: Path | None = None, extra_env: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Index `root` through a fresh daemon under `work`; figures for (b) and (d), and the state dir.
+
+    With `profile`, py-spy samples the daemon during the run (which slows it: not for figures);
+    `extra_env` goes to the daemon (PYTHONPATH of a baseline lensmux tree, see bench_index_run).
+    """
+    empty = work / "empty-root"
+    empty.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(work / "daemon", ignore_errors=True)
+    with bench_daemon(work / "daemon", extra_env) as daemon:
+        rss_idle = _settled_rss(daemon.pid)
+        _, load_wall = _index(daemon, empty)
+        rss_model = _settled_rss(daemon.pid)
+        cpu_before = cpu_seconds(daemon.pid)
+        with _py_spy(daemon.pid, profile), Sampler(daemon, root).running() as sampler:
+            summary, wall = _index(daemon, root)
+        daemon_cpu = cpu_seconds(daemon.pid) - cpu_before
+        if summary["error"]:
+            raise DaemonBenchFailed(f"indexing {root} ended with an error: {summary['error']}")
+        status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
+        rss_indexed = _settled_rss(daemon.pid)
+        server_rss = sum(rss_kib(k) for k in descendants(daemon.pid))
+        state_home = Path(daemon.env["XDG_STATE_HOME"])
+    run_s = float(status["finished_at"]) - float(status["started_at"])
+    files, chunks = int(summary["files"]), int(summary["chunks"])
+    return {
+        "root": str(root),
+        "files": files,
+        "symbols": int(summary["symbols"]),
+        "chunks": chunks,
+        "vectors": int(status["vectors"]),
+        "run_s": round(run_s, 3),
+        "command_wall_s": round(wall, 3),
+        "chunks_per_s": round(chunks / run_s, 2),
+        "files_per_s": round(files / run_s, 2),
+        "chunks_per_s_wall": round(chunks / wall, 2),
+        "files_per_s_wall": round(files / wall, 2),
+        "model_load_s": round(load_wall, 3),
+        "model_load_included": False,
+        "daemon_cpu_s": round(daemon_cpu, 2),
+        "server_cpu_s": round(sampler.children_cpu_s(), 2),
+        "rss_kib": {
+            "idle": rss_idle,
+            "model_loaded": rss_model,
+            "after_indexing": rss_indexed,
+            "peak_during_indexing": max(sampler.peak_daemon_kib, rss_indexed),
+            "language_servers_after_indexing": server_rss,
+            "language_servers_peak": sampler.peak_children_kib,
+        },
+        "first_commit_s": _first_commit(sampler.timeline),
+        "timeline": sampler.timeline,
+        "store_dir": str(status["store_dir"]),
+        "state_home": str(state_home),
+    }
