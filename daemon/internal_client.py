@@ -101,6 +101,13 @@ class InternalClient:
             await self._close(instance, old)
         return uri
 
+    async def release(self, instance: Instance, uri: str) -> None:
+        """Close a document the daemon opened for one question (indexing): servers
+        analyse open documents in the background, so keeping it open costs CPU."""
+        opened = self._open.get(id(instance))
+        if opened is not None and opened.pop(uri, False) is None:
+            await self._close(instance, uri)
+
     async def _close(self, instance: Instance, uri: str) -> None:
         await instance.sync_documents(lambda: instance.documents.close(INTERNAL_HOLDER, uri))
 
