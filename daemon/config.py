@@ -129,9 +129,13 @@ class RankingWeightsConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=T
 
 
 class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`[daemon.search]`: hybrid search defaults; every key left out keeps the engine's tuned default.
+    """`[daemon.search]`: hybrid search defaults; a key left out keeps the engine's default.
 
-    A request's `config_overrides` still applies on top (ranking weights, depth, resolution).
+    The fusion weights are tuned in the engine (lensmux.graph.search.config). The expansion
+    defaults here are the daemon's own, tuned on flask with live pyright (docs/benchmarks.md,
+    "Hybrid search"): depth 1, the 5 best seeds, 0.5 s ranked as well as seed 003's depth 2,
+    10 seeds, 1 s and took a fraction of the time. A request's `config_overrides` still applies
+    on top (ranking weights, depth up to 3, resolution).
     """
 
     rrf_k: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | UnsetType = UNSET
@@ -140,12 +144,14 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     vector_depth: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
     # Fused candidates kept for expansion and rerank, as a multiple of top_k.
     seeds_kept: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
-    max_graph_depth: Annotated[int, msgspec.Meta(ge=0, le=3)] | UnsetType = UNSET
+    max_graph_depth: Annotated[int, msgspec.Meta(ge=0, le=3)] | UnsetType = 1
     max_nodes: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | UnsetType = UNSET
-    expand_seeds: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = UNSET
+    expand_seeds: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = 5
+    # Ask references for functions too, not only their call hierarchy.
+    callable_references: bool | UnsetType = UNSET
     max_in_flight: Annotated[int, msgspec.Meta(ge=1, le=256)] | UnsetType = UNSET
     request_timeout: Seconds | UnsetType = UNSET
-    expansion_budget: Seconds | UnsetType = UNSET
+    expansion_budget: Seconds | UnsetType = 0.5
     anchor_timeout: Seconds | UnsetType = UNSET
     clustering_resolution: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] | UnsetType = UNSET
     fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)

@@ -1,7 +1,8 @@
 """`lensmux/hybridSearch`: one request shape for the control socket, HTTP and the CLI.
 
-The engine runs with `[daemon.search]` applied over its tuned defaults (graph/search/config.py
-holds them, so a key left out of the file keeps the value the benchmarks were run with).
+The engine runs with `[daemon.search]` applied over its own defaults: the fusion weights are
+the engine's (graph/search/config.py), the expansion settings the table's own defaults
+(daemon/config.py); both are what docs/benchmarks.md measured.
 """
 
 from __future__ import annotations

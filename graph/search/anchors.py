@@ -1,10 +1,18 @@
 """Structural anchors: files and identifiers the query names, resolved to index nodes (seed 001).
 
-A mention is something written like code: a backticked span, a path with a known
-extension, a dotted name, snake_case, camelCase, `name()`, or a capitalised word in
-mid-sentence (then only a class-like symbol of exactly that name counts). Plain
-English words are never anchors, so `retry failed uploads` anchors nothing and is
-left to the keyword and vector sides.
+A mention is something written like code: a backticked span (Markdown `x` or ``x``,
+reST roles such as :func:`x`, :class:`~pkg.Name` and `title <target>`), a path with a
+known extension, a dotted name, snake_case, camelCase, `name()`, or a capitalised word
+in mid-sentence. Plain English words are never anchors, so `retry failed uploads`
+anchors nothing and is left to the keyword and vector sides.
+
+Code-shaped mentions are anchors: they form tiers above every other candidate. A
+capitalised word is only a *weak* mention (Flask, Python, Jinja, WSGI are as often
+project and product names as classes): a class of exactly that name joins the
+candidates with a bonus worth one source's first place, and no tier. A name the
+index holds more often than max_symbols anchors its best-matching definitions
+(stage 1 chooses by fused score), and an ALL-CAPS mention (a constant, an HTTP
+method, a configuration key) never anchors a differently cased symbol.
 """
 
 from __future__ import annotations
@@ -25,14 +33,24 @@ from lensmux.graph.search.gateway import LspCalls
 __all__ = ["AnchorSet", "Mention", "extract_mentions", "resolve_mentions", "resolve_with_workspace_symbols"]
 
 MentionKind = Literal["file", "symbol", "type"]
-# Anchor tiers: an explicitly named symbol outranks the symbols of a named file.
+# Anchor tiers: an explicitly named symbol outranks the symbols of a named file; a weak
+# mention has no tier (TIER_NONE), only a fusion bonus.
 TIER_SYMBOL = 2
 TIER_FILE = 1
+TIER_NONE = 0
 REASON_SYMBOL = "anchor:explicit_symbol"
 REASON_FILE = "anchor:explicit_file"
+REASON_MENTION = "seed:mention"
 REASON_WORKSPACE = "resolved:workspace_symbol"
+# Candidates looked at per symbol mention, as a multiple of max_symbols.
+_CANDIDATES_PER_ANCHOR = 4
 
-_BACKTICKS = re.compile(r"`([^`\n]+)`")
+# A code span is a run of backticks, text, and a run of the same length (`x`, ``x``).
+_BACKTICKS = re.compile(r"(?<!`)(`+)(?!`)([^`\n]+?)(?<!`)\1(?!`)")
+# reST `title <target>` references name the target.
+_REST_TARGET = re.compile(r".*<([^<>]+)>\s*")
+_IDENTIFIER_PATH = re.compile(r"[A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)*")
+_NOT_SYMBOLS = frozenset({"True", "False", "None", "true", "false", "null", "nil", "self", "cls", "this"})
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9+]+)(?![\w/])")
 _DOTTED = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:(?:\.|::)[A-Za-z_]\w*)+)(?!\w)")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(\)")
@@ -59,15 +77,22 @@ def _is_path(text: str) -> bool:
 
 
 def _clean_symbol(text: str) -> str:
-    # `Uploader.send(path)` names Uploader.send.
-    return text.split("(", 1)[0].strip().strip(".:")
+    """The identifier a code span names, or "" when it is a literal or an expression."""
+    target = _REST_TARGET.fullmatch(text)
+    if target is not None:
+        text = target.group(1)
+    # `Uploader.send(path)` names Uploader.send; reST `~pkg.mod.Name` and `.name` name Name.
+    name = text.split("(", 1)[0].strip().lstrip("~!").strip(".:")
+    if not _IDENTIFIER_PATH.fullmatch(name) or name in _NOT_SYMBOLS:
+        return ""
+    return name
 
 
 def extract_mentions(query: str) -> list[Mention]:
     """Files and identifiers named in the query, in order of appearance, without duplicates."""
     found: list[tuple[int, Mention]] = []
     for match in _BACKTICKS.finditer(query):
-        inner = match.group(1).strip()
+        inner = match.group(2).strip()
         if _is_path(inner):
             found.append((match.start(), Mention(inner.lstrip("./"), "file", explicit=True)))
         elif name := _clean_symbol(inner):
@@ -112,6 +137,10 @@ class AnchorSet:
     reasons: dict[str, list[str]] = field(default_factory=dict)
     # Per file mention, the candidate node keys in document order (seeds.py picks the best).
     file_groups: list[list[str]] = field(default_factory=list)
+    # Per symbol mention, its candidates in lookup order (seeds.py keeps the best max_symbols).
+    symbol_groups: list[list[str]] = field(default_factory=list)
+    # Classes named by weak mentions: candidates with a bonus, no tier.
+    weak: list[str] = field(default_factory=list)
     unresolved: list[Mention] = field(default_factory=list)
 
     def add(self, node: Node, tier: int, reason: str) -> None:
@@ -122,6 +151,19 @@ class AnchorSet:
         if reason not in reasons:
             reasons.append(reason)
 
+    def add_group(self, nodes: list[Node], reasons: tuple[str, ...] = (REASON_SYMBOL,)) -> None:
+        """One symbol mention's candidates, best first."""
+        for node in nodes:
+            for reason in reasons:
+                self.add(node, TIER_SYMBOL, reason)
+        self.symbol_groups.append([n.key for n in nodes])
+
+    def add_weak(self, node: Node) -> None:
+        """A class a weak mention names."""
+        self.add(node, TIER_NONE, REASON_MENTION)
+        if node.key not in self.weak:
+            self.weak.append(node.key)
+
 
 def resolve_mentions(mentions: Iterable[Mention], catalog: Catalog, *, max_symbols: int) -> AnchorSet:
     """Resolve mentions through the index (blocking: run in a worker thread)."""
@@ -131,10 +173,13 @@ def resolve_mentions(mentions: Iterable[Mention], catalog: Catalog, *, max_symbo
             if not _resolve_file(mention, catalog, anchors):
                 anchors.unresolved.append(mention)
             continue
-        symbols = _matching_symbols(mention, catalog, max_symbols)
-        for node in symbols:
-            anchors.add(node, TIER_SYMBOL, REASON_SYMBOL)
-        if not symbols and mention.kind == "symbol":
+        symbols = _matching_symbols(mention, catalog, max_symbols * _CANDIDATES_PER_ANCHOR)
+        if mention.kind == "type":
+            for node in symbols[:max_symbols]:
+                anchors.add_weak(node)
+        elif symbols:
+            anchors.add_group(symbols)
+        else:
             anchors.unresolved.append(mention)
     return anchors
 
@@ -142,12 +187,13 @@ def resolve_mentions(mentions: Iterable[Mention], catalog: Catalog, *, max_symbo
 def _matching_symbols(mention: Mention, catalog: Catalog, limit: int) -> list[Node]:
     wanted = mention.text.replace("::", ".")
     last = wanted.rsplit(".", 1)[-1]
-    found = catalog.store.lookup_symbols(wanted, limit=max(limit * 4, 20))
+    found = catalog.store.lookup_symbols(wanted, limit=max(limit, 20))
     if mention.kind == "type":
         found = [s for s in found if s.kind in TYPE_KINDS and s.name == last]
     else:
         exact = [s for s in found if s.name == last]
-        found = exact or found
+        # `OPTIONS`, `SERVER_NAME`: constants and keys, not the methods spelled in lower case.
+        found = exact or ([] if last.isupper() else found)
     return [symbol_node(s) for s in found[:limit]]
 
 
@@ -194,10 +240,8 @@ async def resolve_with_workspace_symbols(
                 node = await anyio.to_thread.run_sync(_workspace_item_node, item, last, catalog)
                 if node is not None and node.key not in {n.key for n in nodes}:
                     nodes.append(node)
-        for node in nodes[:max_symbols]:
-            anchors.add(node, TIER_SYMBOL, REASON_SYMBOL)
-            anchors.add(node, TIER_SYMBOL, REASON_WORKSPACE)
         if nodes:
+            anchors.add_group(nodes[: max_symbols * _CANDIDATES_PER_ANCHOR], (REASON_SYMBOL, REASON_WORKSPACE))
             anchors.unresolved.remove(mention)
 
 

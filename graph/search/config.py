@@ -50,10 +50,27 @@ class Weights:
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """Reciprocal-rank-fusion weight of each seed source (untuned: both 1.0 until a tuning run)."""
+    """Reciprocal-rank-fusion weight of each seed source, and the share some kinds of text keep.
 
-    vector: float = 1.0
+    `prose` scales both contributions of a chunk no language server structured (README,
+    reST, plain text windows): such a chunk matches English queries on its words alone
+    and has no symbol to expand, so at equal rank a function should win over it. `tests`
+    does the same for test code unless the query asks about tests: test functions exercise
+    the code a question is about and repeat its words, but are rarely what is asked for.
+
+    Tuned on flask 3.1.0 only (bench/bench_search_tune.py; docs/benchmarks.md, "Hybrid
+    search"): vector, prose and mention by coordinate search, with RRF k = 60. `tests` is
+    set by judgement (the benchmark's answers are all library code, so it would drive the
+    share to 0) and its effect is reported separately.
+    """
+
+    vector: float = 3.0
     keyword: float = 1.0
+    prose: float = 0.5
+    tests: float = 0.5
+    # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
+    # 0 (tuned): such words name projects and products as often as classes.
+    mention: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,7 +93,16 @@ class SearchConfig:
 
     rrf_k: int = 60
     fusion: FusionWeights = field(default_factory=FusionWeights)
+    # Chunks asked of each source per query, as a multiple of top_k (before collapsing to
+    # symbols; tuned on flask): deeper lists let a candidate both sources rank fairly well
+    # collect both contributions.
+    keyword_depth: float = 3.0
+    vector_depth: float = 5.0
+    # Fused candidates that go on to expansion and rerank, as a multiple of top_k (anchors always do).
+    seeds_kept: float = 3.0
     weights: Weights = field(default_factory=Weights)
+    # Expansion defaults are seed 003's; the daemon ships tuned ones ([daemon.search] in
+    # daemon/config.py: depth 1, 5 seeds, 0.5 s), see docs/benchmarks.md.
     max_graph_depth: int = 2
     max_nodes: int = 100
     max_in_flight: int = 10
@@ -89,6 +115,8 @@ class SearchConfig:
     expand_seeds: int = 10
     # Neighbours kept per relation of one node (references, callers, callees), after sorting.
     max_neighbors: int = 25
+    # Ask references for functions too (their callers already come from the call hierarchy).
+    callable_references: bool = False
     # Call sites looked at when outgoing calls are derived from a symbol's text.
     max_derived_calls: int = 20
     clustering_resolution: float = 1.0

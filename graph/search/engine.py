@@ -165,6 +165,7 @@ class HybridSearchEngine:
             max_nodes=max(ctx.config.max_nodes, len(nodes)),
             max_neighbors=ctx.config.max_neighbors,
             max_derived=ctx.config.max_derived_calls,
+            callable_references=ctx.config.callable_references,
             budget_s=ctx.config.expansion_budget_s,
             generic=generic,
         )

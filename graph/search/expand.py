@@ -2,7 +2,11 @@
 
 Per symbol: prepareCallHierarchy at its name, then incomingCalls and outgoingCalls,
 and references, concurrently under the query's in-flight cap; where the server has no
-outgoing calls they are derived (derive.py). Every answered location becomes the
+outgoing calls they are derived (derive.py). A function or method whose server has a
+call hierarchy is not asked for references unless `callable_references` is set: its
+callers come from incomingCalls, and what references add beyond them (imports, the
+name passed as a value) maps mostly to module code or repeats a caller, while the
+request is the slowest a server answers (it scans every file that spells the name). Every answered location becomes the
 indexed symbol enclosing it. Level by level: all of one depth is asked, then the
 answers are absorbed in frontier order, so the same answers always give the same
 graph. The stage stops at the depth limit, the node cap, or its time budget, and then
@@ -84,12 +88,14 @@ class _Expander:
         max_neighbors: int,
         max_derived: int,
         generic: frozenset[str],
+        callable_references: bool = False,
     ) -> None:
         self.catalog = catalog
         self.lsp = lsp
         self.max_nodes = max_nodes
         self.max_neighbors = max_neighbors
         self.max_derived = max_derived
+        self.callable_references = callable_references
         self.generic = generic
         self.result = Expansion(nodes={})
         # Nodes ever put in a frontier: a seed that was not a root is expanded once reached.
@@ -111,7 +117,8 @@ class _Expander:
         async with anyio.create_task_group() as tg:
             if node.kind in CALLABLE_KINDS:
                 tg.start_soon(self._calls, node, language, caps, findings)
-            if caps.get("referencesProvider"):
+            has_calls = node.kind in CALLABLE_KINDS and bool(caps.get("callHierarchyProvider"))
+            if caps.get("referencesProvider") and (self.callable_references or not has_calls):
                 tg.start_soon(self._references, node, language, findings)
 
     def _position(self, node: Node) -> dict[str, Any]:
@@ -275,10 +282,17 @@ async def expand(
     max_derived: int,
     budget_s: float,
     generic: frozenset[str],
+    callable_references: bool = False,
 ) -> Expansion:
     """Stage 2: expand `roots` (a subset of `seeds`) up to max_depth, within budget_s seconds."""
     ex = _Expander(
-        catalog, lsp, max_nodes=max_nodes, max_neighbors=max_neighbors, max_derived=max_derived, generic=generic
+        catalog,
+        lsp,
+        max_nodes=max_nodes,
+        max_neighbors=max_neighbors,
+        max_derived=max_derived,
+        generic=generic,
+        callable_references=callable_references,
     )
     ex.result.nodes.update((n.key, n) for n in seeds)
     frontier = [n for n in roots if n.expandable]

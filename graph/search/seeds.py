@@ -1,7 +1,12 @@
 """Stage 1: vector and keyword candidates fused by reciprocal rank, with the query's anchors in front.
 
-Fusion: score(node) = sum over sources of weight / (rrf_k + rank), rank counted from 1
-after a source's chunks are collapsed to their symbols. Text relevance rescales that
+Fusion: score(node) = sum over sources of share(node) * weight / (rrf_k + rank), rank
+counted from 1 after a source's chunks are collapsed to their symbols; share is 1 except
+for unstructured text and test code (FusionWeights.prose, .tests; tests keep 1 when the
+query is about tests). Both lists are several times top_k deep, so a candidate that both
+sources rank fairly well collects both terms; the best seeds_kept * top_k go on to
+expansion, anchors always. Weights were tuned on flask only (docs/benchmarks.md,
+"Hybrid search"): vector 3 to keyword 1. Text relevance rescales that
 score min-max over the candidates: the best has 1, the weakest 0. RRF with k = 60 is
 deliberately flat (rank 20 still scores 3/4 of rank 1), which is right for ordering
 but would make every weak vector hit a strong PageRank restart point and let hubs
@@ -13,8 +18,9 @@ Keyword side: the index stores every identifier whole and split (`backoff_send b
 send`), so the query is split the same way. On top of what the index's keyword_search
 does, English function words are dropped (`how`, `the`, `is` match `is` operators and
 comments, not intent) and plain words get prefix stems for inflections (`uploads` ->
-`upload*` also finds `upload` and `uploader`; `retried` -> `retri*`, `retry*`), since
-the index has no stemmer and code text mixes `retry`, `retries`, `retrying`.
+`upload*` also finds `upload` and `uploader`; `retried` -> `retri*`, `retry*`; `runs`
+-> `run*`), since the index has no stemmer and code text mixes `retry`, `retries`,
+`retrying`. reST role markup (`:meth:` before a code span) is not a query word.
 """
 
 from __future__ import annotations
@@ -29,7 +35,9 @@ import anyio.to_thread
 
 from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search.anchors import (
+    REASON_MENTION,
     TIER_FILE,
+    TIER_NONE,
     AnchorSet,
     extract_mentions,
     resolve_mentions,
@@ -40,14 +48,18 @@ from lensmux.graph.search.config import QueryContext, SearchConfig
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STOP_WORDS", "Seed", "SeedSet", "collect_seeds", "keyword_expression", "query_terms"]
+__all__ = ["STOP_WORDS", "Seed", "SeedSet", "collect_seeds", "is_test_path", "keyword_expression", "query_terms"]
 
 _FILE_ANCHOR_FLOOR = 0.5
+# The kind of chunk the index makes of text no language server structures.
+PROSE_KIND = "file"
 
 
 _WORD = re.compile(r"\w+")
+# reST role markup before a code span (:func:`x`, :py:meth:`x`): markup, not words of the query.
+_ROLE = re.compile(r"(?::[\w.+-]+)+:(?=`)")
 _MAX_TERMS = 64
-_MIN_STEM = 4
+_MIN_STEM = 3
 
 _STOP_WORDS_TEXT = """a an the and or but nor of to in on at by for from with without into onto about over under
     as than then so such if else when where why how what which who whom whose while until
@@ -57,6 +69,11 @@ _STOP_WORDS_TEXT = """a an the and or but nor of to in on at by for from with wi
     not no yes all any some each every both either neither also just only very more most much many
     please find show me give tell list where's what's how's"""
 STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+_TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
+# A query with one of these is about tests: test code keeps its full share then.
+_TEST_WORDS = frozenset(
+    {"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "pytest", "unittest"}
+)
 
 
 def _is_identifier(word: str) -> bool:
@@ -65,13 +82,26 @@ def _is_identifier(word: str) -> bool:
 
 
 def _inflections(word: str) -> list[str]:
-    """Prefix stems of an English word: `failed` -> [`fail`], `retry` -> [`retry`, `retri`]; [] if too short."""
+    """Prefix stems of an English word: `failed` -> [`fail`], `runs` -> [`run`], `retry` -> [`retry`, `retri`].
+
+    [] if the word is too short to stem. Stems of three letters are allowed for the
+    short verbs docstrings start with (`runs`, `gets`, `pops`, `used`, `added`);
+    a doubled final consonant is undone (`running` -> `run`, `stopped` -> `stop`).
+    """
     for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= _MIN_STEM:
-            stem = word[: -len(suffix)]
-            # retried, retries -> retri* and retry*; copies -> copi* and copy*
-            return [stem, stem[:-1] + "y"] if stem.endswith("i") else [stem]
-    if len(word) < _MIN_STEM:
+        if not word.endswith(suffix) or word.endswith(("ss", "us", "is")):
+            continue
+        stem = word[: -len(suffix)]
+        if len(stem) < _MIN_STEM and suffix in ("ed", "es"):
+            stem = word[:-1]  # used -> use, uses -> use
+        if len(stem) < _MIN_STEM:
+            continue
+        if stem.endswith("i"):
+            return [stem, stem[:-1] + "y"]  # retried, retries -> retri* and retry*
+        if suffix in ("ing", "ed") and len(stem) > _MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+            return [stem[:-1]]  # running -> run, stopped -> stop (but not falling -> fal)
+        return [stem]
+    if len(word) < _MIN_STEM + 1:
         return []
     if word.endswith("y"):
         return [word, word[:-1] + "i"]  # retri*: retries, retried
@@ -80,7 +110,7 @@ def _inflections(word: str) -> list[str]:
 
 def query_terms(query: str) -> Iterator[str]:
     """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
-    words = _WORD.findall(query)
+    words = _WORD.findall(_ROLE.sub(" ", query))
     content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
     for word in content or words:  # a query of only stop words still searches for them
         lower = word.lower()
@@ -131,6 +161,7 @@ class SeedSet:
 
 @dataclass(slots=True)
 class _SourceHits:
+    demote_tests: bool
     nodes: dict[str, Node] = field(default_factory=dict)
     vector: list[tuple[str, float]] = field(default_factory=list)  # (node key, best similarity), best first
     keyword: list[str] = field(default_factory=list)  # node keys, best first
@@ -145,16 +176,41 @@ def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list
     return keys
 
 
+def is_test_path(path: str) -> bool:
+    """Whether a root-relative path is test code (a test folder, or a test file by its name)."""
+    *folders, name = path.lower().split("/")
+    if any(folder in _TEST_FOLDERS for folder in folders):
+        return True
+    stem = name.rsplit(".", 1)[0]
+    return stem.startswith("test_") or stem.endswith(("_test", "_tests", ".test", ".spec")) or stem == "conftest"
+
+
+def _asks_for_tests(query: str) -> bool:
+    return any(word.lower() in _TEST_WORDS for word in _WORD.findall(query))
+
+
 def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
     """RRF over the sources, anchors in their tiers; ordered best first."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
+    fusion = config.fusion
+
+    def share(key: str) -> float:
+        node = hits.nodes[key]
+        if node.kind == PROSE_KIND:
+            return fusion.prose
+        return fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
+
     for rank, (key, similarity) in enumerate(hits.vector, 1):
-        fused[key] = fused.get(key, 0.0) + config.fusion.vector / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector / (config.rrf_k + rank)
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
-        fused[key] = fused.get(key, 0.0) + config.fusion.keyword / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * fusion.keyword / (config.rrf_k + rank)
         reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
+    for key in anchors.weak if fusion.mention > 0 else ():
+        # A weak mention counts like a first place in one more source.
+        fused[key] = fused.get(key, 0.0) + fusion.mention / (config.rrf_k + 1)
+        reasons.setdefault(key, []).insert(0, REASON_MENTION)
     tiers = _anchor_tiers(anchors, fused, config)
     best = max(fused.values(), default=0.0)
     worst = min(fused.values(), default=0.0)
@@ -175,23 +231,29 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
 
 
 def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchConfig) -> dict[str, int]:
-    """Every symbol anchor, and per named file its best max_file_anchors symbols (by fused score)."""
-    chosen = {key for key, tier in anchors.tiers.items() if tier > TIER_FILE}
-    for group in anchors.file_groups:
-        ranked = sorted(enumerate(group), key=lambda item: (-fused.get(item[1], 0.0), item[0]))
-        chosen.update(key for _, key in ranked[: config.max_file_anchors])
-    return {key: anchors.tiers[key] for key in chosen}
+    """Per named symbol its best max_symbol_anchors definitions, per named file its best max_file_anchors.
+
+    Best is by fused score, then in the order the index or server listed them: a name
+    defined in many places anchors the definitions the rest of the query points at.
+    """
+    chosen: set[str] = set()
+    limits = ((anchors.symbol_groups, config.max_symbol_anchors), (anchors.file_groups, config.max_file_anchors))
+    for groups, limit in limits:
+        for group in groups:
+            ranked = sorted(enumerate(group), key=lambda item: (-fused.get(item[1], 0.0), item[0]))
+            chosen.update(key for _, key in ranked[:limit])
+    return {key: anchors.tiers[key] for key in chosen if anchors.tiers[key] > TIER_NONE}
 
 
 def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet]:
     """Everything stage 1 asks the index (blocking: runs in a worker thread)."""
     query, top_k, catalog, config = ctx.query, ctx.settings.top_k, ctx.catalog, ctx.config
     embed_query, vectors = ctx.embed_query, ctx.vectors
-    hits = _SourceHits()
+    hits = _SourceHits(demote_tests=not _asks_for_tests(query))
     anchors = resolve_mentions(extract_mentions(query), catalog, max_symbols=config.max_symbol_anchors)
     expression = keyword_expression(query)
     if expression is not None:
-        keyword = ctx.store.fts_search(expression, top_k)
+        keyword = ctx.store.fts_search(expression, max(1, round(config.keyword_depth * top_k)))
         hits.keyword = _collapse(catalog.nodes_of_chunks(cid for cid, _ in keyword), hits.nodes)
     if embed_query is None:
         out.vector_missing = True
@@ -201,7 +263,7 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         out.warnings.append("vector search unavailable: no vectors in the index yet; keyword and anchors only")
     else:
         try:
-            found = vectors.search(embed_query(query), 2 * top_k)
+            found = vectors.search(embed_query(query), max(1, round(config.vector_depth * top_k)))
         except Exception as exc:  # the model or index may be broken; keyword search still answers
             log.warning("vector search failed", exc_info=True)
             out.vector_missing = True
@@ -224,8 +286,11 @@ async def collect_seeds(ctx: QueryContext) -> SeedSet:
     if anchors.unresolved:
         keys = list(hits.nodes) + list(anchors.nodes)
         nodes = {**hits.nodes, **anchors.nodes}
+        # Languages of the symbols found so far: text no server structures (README, reST)
+        # has no server to ask, and asking would only mark the answer degraded.
+        symbols = [nodes[key] for key in keys if nodes[key].expandable]
         languages = await anyio.to_thread.run_sync(
-            lambda: {lang for key in keys if (lang := catalog.language(nodes[key].path)) is not None}
+            lambda: {lang for node in symbols if (lang := catalog.language(node.path)) is not None}
         )
         with anyio.move_on_after(config.anchor_timeout_s):
             await resolve_with_workspace_symbols(
@@ -236,5 +301,9 @@ async def collect_seeds(ctx: QueryContext) -> SeedSet:
                 out.warnings.append(
                     f"`{mention.text}` names no indexed {'file' if mention.kind == 'file' else 'symbol'}"
                 )
-    out.seeds = _fuse(hits, anchors, config)
+    fused = _fuse(hits, anchors, config)
+    # The lists are deep so that fusion sees both ranks of a candidate; the graph only needs
+    # the best of them (anchors always stay).
+    keep = max(1, round(config.seeds_kept * ctx.settings.top_k))
+    out.seeds = [seed for i, seed in enumerate(fused) if i < keep or seed.tier > TIER_NONE]
     return out

@@ -1,0 +1,268 @@
+"""The search evaluation's projects: pinned PyPI sdists, a docstring-stripped copy each, and its queries.
+
+Only PyPI, npm and Debian are reachable, so a "real project" is a source
+distribution: `pip download --no-binary :all: --no-deps NAME==VER` into
+bench/out/search/downloads/, checked against a pinned sha256, unpacked once under
+bench/out/search/corpus/ and copied to bench/out/search/roots/<name>/ with every
+function docstring removed (bench_search_strip.py). Git ignores bench/out/: sources
+are never committed.
+
+The queries of a project are the first sentences of the docstrings of its library
+code (not tests, docs or examples, whose docstrings describe test scenarios), each
+answered by the function it was taken from. The whole sdist is indexed, tests
+included, so those are distractors like in a real checkout.
+
+    python -m bench.bench_search_corpus flask requests   # fetch, strip, write queries; print a summary
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import logging
+import shutil
+import subprocess
+import sys
+import tarfile
+from dataclasses import asdict, dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from bench.bench_search_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
+
+OUT_DIR = Path(__file__).resolve().parent / "out" / "search"
+# Bumped whenever stripping or query selection changes, so saved copies are rebuilt.
+STRIP_VERSION = 1
+
+log = logging.getLogger(__name__)
+
+
+class CorpusError(Exception):
+    """Base of problems obtaining or preparing an evaluation project."""
+
+
+class CorpusDownloadFailed(CorpusError):
+    """pip could not download the sdist."""
+
+
+class CorpusChecksumMismatch(CorpusError):
+    """The downloaded sdist is not the pinned one."""
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    """One pinned source distribution and the role it plays in the evaluation."""
+
+    name: str
+    version: str
+    sha256: str
+    role: str  # "tuning" or "report"
+
+    @property
+    def archive(self) -> str:
+        """The file name pip saves."""
+        return f"{self.name}-{self.version}.tar.gz"
+
+    @property
+    def tree(self) -> str:
+        """The top directory inside the archive."""
+        return f"{self.name}-{self.version}"
+
+
+# flask tunes; the others only report. requests (reST, ~11k lines), rich (Google style,
+# ~27k) and tornado (reST, ~43k lines with its tests: the latency project).
+PROJECTS: dict[str, Project] = {
+    "flask": Project("flask", "3.1.0", "5f873c5184c897c8d9d1b05df1e3d01b14910ce69607a117bd3277098a5836ac", "tuning"),
+    "requests": Project(
+        "requests", "2.32.3", "55365417734eb18255590a9ff9eb97e9e1da868d4ccd6402399eaf68af20a760", "report"
+    ),
+    "rich": Project("rich", "13.9.4", "439594978a49a09530cff7ebc4b5c7103ef57baf48d5ea3184f21d9a2befa098", "report"),
+    "tornado": Project(
+        "tornado", "6.4.2", "92bad5b4746e9879fd7bf1eb21dce4e3fc5128d71601f80005afa39237ad620b", "report"
+    ),
+}
+
+_NOT_LIBRARY = frozenset({"test", "tests", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts"})
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One evaluation query and its answer in the stripped copy (0-based lines)."""
+
+    query: str
+    path: str
+    qualname: str
+    first_line: int
+    def_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A stripped copy ready to index, with its queries."""
+
+    project: Project
+    root: Path
+    queries: list[Query]
+    py_files: int
+    py_lines: int
+    stripped_docstrings: int
+    skipped_trivial: int
+    skipped_nested: int
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download(project: Project, dest: Path) -> Path:
+    """The pinned archive in `dest`, downloaded with pip unless already there and intact."""
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = dest / project.archive
+    if archive.is_file() and _sha256(archive) == project.sha256:
+        return archive
+    argv = [
+        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+        "--dest", str(dest), f"{project.name}=={project.version}",
+    ]  # fmt: skip
+    log.info("downloading %s: %s", project.archive, " ".join(argv))
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0 or not archive.is_file():
+        raise CorpusDownloadFailed(f"pip download {project.name}=={project.version} failed:\n{done.stderr[-2000:]}")
+    actual = _sha256(archive)
+    if actual != project.sha256:
+        raise CorpusChecksumMismatch(f"{archive}: sha256 {actual}, expected {project.sha256}")
+    return archive
+
+
+def unpack(project: Project, archive: Path, dest: Path) -> Path:
+    """The pristine tree, unpacked once through a partial directory (tarfile's `data` filter)."""
+    tree = dest / project.tree
+    if (tree / "PKG-INFO").is_file():
+        return tree
+    partial = dest / f".{project.tree}.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(partial, filter="data")
+    shutil.rmtree(tree, ignore_errors=True)
+    (partial / project.tree).rename(tree)
+    partial.rmdir()
+    return tree
+
+
+def is_library(rel_path: str) -> bool:
+    """Whether a file is library code (queries come only from there)."""
+    path = PurePosixPath(rel_path)
+    if any(part in _NOT_LIBRARY for part in path.parts[:-1]):
+        return False
+    name = path.name
+    return not (name.startswith("test_") or name.endswith("_test.py") or name in {"conftest.py", "setup.py"})
+
+
+def prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
+    """Fetch, strip and write queries.json for one project (the copy is rebuilt every time)."""
+    if name not in PROJECTS:
+        raise CorpusError(f"unknown project {name!r} (known: {', '.join(PROJECTS)})")
+    project = PROJECTS[name]
+    pristine = unpack(project, download(project, out_dir / "downloads"), out_dir / "corpus")
+    root = out_dir / "roots" / name / project.tree
+    shutil.rmtree(root.parent, ignore_errors=True)
+    shutil.copytree(pristine, root)
+    queries: list[Query] = []
+    files = lines = stripped_count = trivial = nested = 0
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        source = path.read_text(encoding="utf-8")
+        files += 1
+        lines += len(source.splitlines())
+        try:
+            stripped, definitions = strip_docstrings(source)
+        except SyntaxError:
+            log.warning("%s does not parse; left as is", rel)
+            continue
+        except StripFailed as exc:
+            raise CorpusError(f"{rel}: {exc}") from exc
+        path.write_text(stripped, encoding="utf-8")
+        for d in definitions:
+            if d.docstring is None:
+                continue
+            stripped_count += 1
+            if not is_library(rel):
+                continue
+            if d.nested:
+                nested += 1
+                continue
+            sentence = first_sentence(d.docstring)
+            if is_trivial(sentence):
+                trivial += 1
+                continue
+            queries.append(Query(sentence, rel, d.qualname, d.first_line, d.def_line, d.end_line))
+    prepared = Prepared(project, root, queries, files, lines, stripped_count, trivial, nested)
+    (root.parent / "queries.json").write_text(json.dumps(summary(prepared) | {"queries": [asdict(q) for q in queries]}))
+    return prepared
+
+
+def load_or_prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
+    """The prepared copy from an earlier run when it is there (same pin, same stripper), else prepare()."""
+    project = PROJECTS.get(name)
+    if project is None:
+        raise CorpusError(f"unknown project {name!r} (known: {', '.join(PROJECTS)})")
+    saved = out_dir / "roots" / name / "queries.json"
+    try:
+        data = json.loads(saved.read_text())
+    except (OSError, ValueError):
+        return prepare(name, out_dir)
+    root = Path(data["root"])
+    if data.get("sha256") != project.sha256 or data.get("strip_version") != STRIP_VERSION or not root.is_dir():
+        return prepare(name, out_dir)
+    queries = [Query(**q) for q in data["queries"]]
+    return Prepared(
+        project, root, queries, data["py_files"], data["py_lines"], data["stripped_docstrings"],
+        data["skipped_trivial"], data["skipped_nested"],
+    )  # fmt: skip
+
+
+def summary(prepared: Prepared) -> dict[str, Any]:
+    """What the report says about a project."""
+    p = prepared.project
+    return {
+        "strip_version": STRIP_VERSION,
+        "project": p.name,
+        "version": p.version,
+        "role": p.role,
+        "sdist": p.archive,
+        "sha256": p.sha256,
+        "root": str(prepared.root),
+        "py_files": prepared.py_files,
+        "py_lines": prepared.py_lines,
+        "stripped_docstrings": prepared.stripped_docstrings,
+        "queries": len(prepared.queries),
+        "skipped_trivial": prepared.skipped_trivial,
+        "skipped_nested": prepared.skipped_nested,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Prepare projects and print their summaries."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("projects", nargs="*", default=sorted(PROJECTS), help=f"any of {sorted(PROJECTS)}")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    for name in args.projects:
+        try:
+            prepared = prepare(name)
+        except CorpusError as exc:
+            print(f"bench_search_corpus: {exc}", file=sys.stderr)
+            return 1
+        print(json.dumps(summary(prepared)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

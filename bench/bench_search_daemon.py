@@ -1,0 +1,185 @@
+"""The full pipeline through a real daemon: `lensmux serve`, `lensmux index`, `lensmux/hybridSearch`.
+
+The daemon runs with private XDG runtime, state and config directories under
+bench/out/search/daemon/<project>/ (the state directory is kept between runs, so
+re-running on an unchanged copy only checks the files; the model cache is the
+user's, built once by `lensmux model build`). It logs warnings only and has the
+HTTP endpoint off, so runs do not collide with other daemons on the machine.
+
+A search is one control-socket request, timed by the client from connect to the
+decoded answer: that is the end-to-end latency. The engine's own per-stage timing
+comes from the response.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from support.daemon_proc import LENSMUX, DaemonProc, lensmux_env, wait_until
+
+__all__ = ["DaemonRunFailed", "SearchRecord", "index_root", "run_queries", "search_daemon"]
+
+# Queries unrelated to any docstring: they start pyright's workspace analysis and load
+# the model before anything is measured, without warming the cache for measured queries.
+WARMUP_QUERIES = (
+    "open a connection and send bytes",
+    "parse the configuration file",
+    "handle an error and log it",
+    "iterate over all items in a list",
+    "convert a value to a string",
+    "close everything on shutdown",
+)
+
+
+class DaemonRunFailed(Exception):
+    """The benchmark daemon did not start, index or answer."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRecord:
+    """One answered search as the evaluation keeps it."""
+
+    query: str
+    ranked: list[tuple[str, int]]  # (file path, 0-based start line), best first
+    ids: list[str]
+    seeds: list[bool]  # per ranked symbol: stage 1 found it (else only expansion did)
+    wall_ms: float
+    execution_ms: float
+    timing: dict[str, float]
+    degraded: bool
+    warnings: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "query": self.query,
+            "ids": self.ids,
+            "seeds": self.seeds,
+            "wall_ms": self.wall_ms,
+            "execution_ms": self.execution_ms,
+            "timing": self.timing,
+            "degraded": self.degraded,
+            "warnings": self.warnings,
+        }
+
+
+def config_text(search: Mapping[str, Any] | None = None) -> str:
+    """The benchmark daemon's configuration, with an optional `[daemon.search]` table."""
+    lines = ["[daemon]", 'log_level = "warning"', "", "[daemon.http]", "enabled = false"]
+    if search:
+        lines += ["", "[daemon.search]"]
+        for key, value in search.items():
+            if isinstance(value, Mapping):
+                continue
+            lines.append(f"{key} = {json.dumps(value)}")
+        for key, value in search.items():
+            if isinstance(value, Mapping):
+                lines += ["", f"[daemon.search.{key}]"]
+                lines += [f"{k} = {json.dumps(v)}" for k, v in value.items()]
+    return "\n".join(lines) + "\n"
+
+
+@contextmanager
+def search_daemon(base: Path, config: str) -> Iterator[DaemonProc]:
+    """A daemon with private XDG directories under `base`; stopped (SIGTERM) on exit."""
+    base.mkdir(parents=True, exist_ok=True)
+    env = lensmux_env(base)
+    runtime_dir = Path(env["XDG_RUNTIME_DIR"]) / "lensmux"
+    config_path = base / "config.toml"
+    config_path.write_text(config)
+    log_path = base / "daemon.log"
+    argv = [
+        LENSMUX, "serve", "--foreground", "--runtime-dir", str(runtime_dir),
+        "--config", str(config_path), "--log-level", "warning",
+    ]  # fmt: skip
+    with log_path.open("wb") as log_file:
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
+    daemon = DaemonProc(proc, runtime_dir, env, log_path)
+    try:
+
+        def up() -> bool:
+            if proc.poll() is not None:
+                raise DaemonRunFailed(f"daemon exited early ({proc.returncode}):\n{daemon.log_text()[-4000:]}")
+            try:
+                daemon.call("lensmux/ping", timeout=2)
+            except OSError:
+                return False
+            return True
+
+        wait_until(up, timeout=60, what="benchmark daemon control socket")
+        yield daemon
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+def index_root(daemon: DaemonProc, root: Path) -> dict[str, Any]:
+    """`lensmux index ROOT --wait --json`, plus the wall time and the index status."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait", "--json"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=7200,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise DaemonRunFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
+    summary: dict[str, Any] = json.loads(done.stdout)
+    if summary.get("error"):
+        raise DaemonRunFailed(f"indexing {root} ended with an error: {summary['error']}")
+    status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
+    return {"summary": summary, "status": status, "wall_s": round(wall, 2)}
+
+
+def search(daemon: DaemonProc, root: Path, query: str, overrides: Mapping[str, Any] | None = None) -> SearchRecord:
+    """One `lensmux/hybridSearch` with top_k 10."""
+    params: dict[str, Any] = {"query": query, "root": str(root), "top_k": 10}
+    if overrides:
+        params["config_overrides"] = dict(overrides)
+    started = time.perf_counter()
+    try:
+        response: dict[str, Any] = daemon.call("lensmux/hybridSearch", params, timeout=120)
+    except (OSError, RuntimeError) as exc:
+        raise DaemonRunFailed(f"search {query!r} failed: {exc}") from exc
+    wall = (time.perf_counter() - started) * 1000
+    symbols = response["ranked_symbols"]
+    return SearchRecord(
+        query=query,
+        ranked=[(s["file_path"], int(s["range"]["start"]["line"])) for s in symbols],
+        ids=[s["id"] for s in symbols],
+        seeds=[any(r.startswith(("seed:", "anchor:")) for r in s["reasons"]) for s in symbols],
+        wall_ms=round(wall, 2),
+        execution_ms=float(response["execution_time_ms"]),
+        timing={k: float(v) for k, v in response["timing"].items()},
+        degraded=bool(response["degraded"]),
+        warnings=list(response["warnings"])[:4],
+    )
+
+
+def run_queries(
+    daemon: DaemonProc, root: Path, queries: Sequence[str], overrides: Mapping[str, Any] | None = None
+) -> list[SearchRecord]:
+    """Every query once, one after another (nothing else is in flight: latency is per request)."""
+    return [search(daemon, root, q, overrides) for q in queries]
+
+
+def warm_up(daemon: DaemonProc, root: Path) -> list[SearchRecord]:
+    """The warm-up queries (model, pyright's workspace analysis, the first expansion)."""
+    return run_queries(daemon, root, WARMUP_QUERIES)
