@@ -28,8 +28,9 @@ from resilience.wire_client import WireClient, WireClosed, frame_json
 # Queues well below the default (4096), so a stalled client fills one soon. The
 # flood test's reading client must keep up whenever the machine is busy: with 64
 # messages of slack a reader descheduled for a few tens of milliseconds is
-# (rightly) dropped too, so that test gets 2048.
-FLOOD_QUEUE = 2048
+# (rightly) dropped too, so that test gets 8192 (still well under the flood,
+# so the stalled client overflows; a 2048 queue dropped the reader under CI load).
+FLOOD_QUEUE = 8192
 BIG_ANSWER_QUEUE = 64
 FLOOD = 20_000
 MIB = 1024
@@ -51,7 +52,7 @@ def small_queue_daemon(base: Path, size: int) -> Iterator[DaemonProc]:
 # Short directory names: socket paths must stay within AF_UNIX's 108 bytes.
 @pytest.fixture
 def flood_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProc]:
-    """Clients get a 2048-message queue."""
+    """Clients get an 8192-message queue."""
     yield from small_queue_daemon(tmp_path_factory.mktemp("flood"), FLOOD_QUEUE)
 
 
