@@ -26,12 +26,14 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from support.daemon_proc import LENSMUX, DaemonProc, descendants, lensmux_env, wait_until
+from support.daemon_proc import LENSMUX, DaemonProc, descendants
+
+from bench.daemon_launch import bench_daemon as launch_daemon
 
 CONFIG = '[daemon]\nlog_level = "warning"\n'
 
@@ -114,46 +116,9 @@ class Sampler:
         return sum(self._children_cpu.values())
 
 
-@contextmanager
-def bench_daemon(base: Path, extra_env: dict[str, str] | None = None) -> Iterator[DaemonProc]:
-    """A daemon with private XDG runtime/state/config dirs, logging warnings only.
-
-    The test harness's daemon logs at debug level, a line per message: that would be
-    part of what is measured, so this one is started here with --log-level warning.
-    """
-    env = lensmux_env(base, extra_env)
-    runtime_dir = Path(env["XDG_RUNTIME_DIR"]) / "lensmux"
-    config = base / "config.toml"
-    config.write_text(CONFIG)
-    log_path = base / "daemon.log"
-    argv = [
-        LENSMUX, "serve", "--foreground", "--runtime-dir", str(runtime_dir),
-        "--config", str(config), "--log-level", "warning",
-    ]  # fmt: skip
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
-    daemon = DaemonProc(proc, runtime_dir, env, log_path)
-    try:
-
-        def up() -> bool:
-            if proc.poll() is not None:
-                raise DaemonBenchFailed(f"daemon exited early ({proc.returncode}):\n{daemon.log_text()[-4000:]}")
-            try:
-                daemon.call("lensmux/ping", timeout=2)
-            except OSError:
-                return False
-            return True
-
-        wait_until(up, timeout=60, what="benchmark daemon control socket")
-        yield daemon
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+def bench_daemon(base: Path, extra_env: dict[str, str] | None = None) -> AbstractContextManager[DaemonProc]:
+    """A daemon with private XDG dirs, logging warnings only (a line per message would be measured)."""
+    return launch_daemon(base, CONFIG, extra_env=extra_env, stop_timeout=120)
 
 
 def _index(daemon: DaemonProc, root: Path) -> tuple[dict[str, Any], float]:

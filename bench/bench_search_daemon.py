@@ -14,16 +14,17 @@ comes from the response.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.daemon_proc import LENSMUX, DaemonProc, lensmux_env, wait_until
+from support.daemon_proc import LENSMUX, DaemonProc
+
+from bench.daemon_launch import bench_daemon as launch_daemon
 
 __all__ = ["DaemonRunFailed", "SearchRecord", "index_root", "run_queries", "search_daemon"]
 
@@ -87,43 +88,9 @@ def config_text(search: Mapping[str, Any] | None = None) -> str:
     return "\n".join(lines) + "\n"
 
 
-@contextmanager
-def search_daemon(base: Path, config: str) -> Iterator[DaemonProc]:
+def search_daemon(base: Path, config: str) -> AbstractContextManager[DaemonProc]:
     """A daemon with private XDG directories under `base`; stopped (SIGTERM) on exit."""
-    base.mkdir(parents=True, exist_ok=True)
-    env = lensmux_env(base)
-    runtime_dir = Path(env["XDG_RUNTIME_DIR"]) / "lensmux"
-    config_path = base / "config.toml"
-    config_path.write_text(config)
-    log_path = base / "daemon.log"
-    argv = [
-        LENSMUX, "serve", "--foreground", "--runtime-dir", str(runtime_dir),
-        "--config", str(config_path), "--log-level", "warning",
-    ]  # fmt: skip
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file)
-    daemon = DaemonProc(proc, runtime_dir, env, log_path)
-    try:
-
-        def up() -> bool:
-            if proc.poll() is not None:
-                raise DaemonRunFailed(f"daemon exited early ({proc.returncode}):\n{daemon.log_text()[-4000:]}")
-            try:
-                daemon.call("lensmux/ping", timeout=2)
-            except OSError:
-                return False
-            return True
-
-        wait_until(up, timeout=60, what="benchmark daemon control socket")
-        yield daemon
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(120)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+    return launch_daemon(base, config, stop_timeout=120)
 
 
 def index_root(daemon: DaemonProc, root: Path) -> dict[str, Any]:

@@ -46,6 +46,7 @@ from bench.bench_search_daemon import (
 )
 from bench.bench_search_metrics import EvalItem, group_queries, rank_of, score, summarise_latency
 from bench.bench_search_offline import OfflineIndex
+from bench.daemon_launch import DaemonLaunchFailed
 
 log = logging.getLogger(__name__)
 
@@ -264,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             prepared = load_or_prepare(name)
             result = evaluate(prepared, search_config, OUT_DIR / "daemon" / name)
-        except (CorpusError, DaemonRunFailed) as exc:
+        except (CorpusError, DaemonRunFailed, DaemonLaunchFailed) as exc:
             print(f"bench_search_eval: {name}: {exc}", file=sys.stderr)
             return 1
         result["machine"] = info

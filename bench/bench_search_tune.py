@@ -39,6 +39,7 @@ from bench.bench_search_daemon import DaemonRunFailed, config_text, index_root, 
 from bench.bench_search_eval import summary_queries
 from bench.bench_search_metrics import EvalItem, group_queries, rank_of, score, summarise_latency
 from bench.bench_search_offline import OfflineIndex
+from bench.daemon_launch import DaemonLaunchFailed
 from lensmux.graph.search import FusionWeights, SearchConfig
 
 log = logging.getLogger(__name__)
@@ -220,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, Any] = {"project": TUNING_PROJECT, "items": len(items), "stage1": stage1}
         if not args.stage1_only:
             result["expansion"] = tune_expansion(items, root, stage1["chosen"])
-    except (CorpusError, DaemonRunFailed) as exc:
+    except (CorpusError, DaemonRunFailed, DaemonLaunchFailed) as exc:
         print(f"bench_search_tune: {exc}", file=sys.stderr)
         return 1
     out = OUT_DIR / f"tune-{TUNING_PROJECT}{'-stage1' if args.stage1_only else ''}.json"

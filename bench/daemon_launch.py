@@ -49,6 +49,7 @@ def bench_daemon(
     log_level: str = "warning",
     wrapper: Sequence[str] = (),
     extra_env: Mapping[str, str] | None = None,
+    stop_timeout: float = 60,
 ) -> Iterator[DaemonProc]:
     """Run a daemon with private XDG dirs under `base`; `wrapper` prefixes the Python command (cProfile)."""
     base.mkdir(parents=True, exist_ok=True)
@@ -89,7 +90,7 @@ def bench_daemon(
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(60)
+                proc.wait(stop_timeout)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
