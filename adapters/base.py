@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon.config import ServerConfig
+from lensmux.adapters.spec import ServerConfig
 
 
 class AdapterError(Exception):

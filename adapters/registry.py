@@ -6,7 +6,7 @@ from lensmux.adapters.base import Adapter
 from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.omnisharp import OmniSharpAdapter
 from lensmux.adapters.pyright import PyrightAdapter
-from lensmux.daemon.config import ServerConfig
+from lensmux.adapters.spec import ServerConfig
 
 _ADAPTERS: dict[str, type[Adapter]] = {
     "generic": Adapter,

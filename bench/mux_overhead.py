@@ -32,7 +32,8 @@ from bench.fetch_corpus import CorpusError, working_copy
 from bench.report import render
 from bench.stats import code_state, machine, write_atomic
 from lensmux.adapters.base import find_executable
-from lensmux.daemon.config import ServerConfig, load_config
+from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.config import load_config
 
 log = logging.getLogger("bench.mux_overhead")
 

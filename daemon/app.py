@@ -19,16 +19,17 @@ from typing import Any
 import anyio
 from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
-from lensmux.daemon import listeners, paths, routing
-from lensmux.daemon.client_session import ClientSession
+from lensmux.daemon import paths
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 from lensmux.daemon.control import ControlError, ControlServer
-from lensmux.daemon.indexing import IndexService, IndexServiceError
-from lensmux.daemon.instance import InstanceError
-from lensmux.daemon.internal_client import InternalClient
-from lensmux.daemon.registry import InstanceRegistry, UnknownRoot
-from lensmux.daemon.search_gateway import DaemonGateway
-from lensmux.daemon.search_service import SearchService
+from lensmux.daemon.mux import listeners, routing
+from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.errors import InstanceError
+from lensmux.daemon.mux.internal_client import InternalClient
+from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot
+from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.indexing import IndexService, IndexServiceError
+from lensmux.daemon.search.service import SearchService
 from lensmux.daemon.service.activation import listener_from_socket
 from lensmux.daemon.service.notify import Notifier, watchdog_task
 from lensmux.daemon.wire import envelope as ev
@@ -100,7 +101,7 @@ class Daemon:
             self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
             self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
             if self.config.daemon.http.enabled:
-                from lensmux.daemon.http_api import HttpApi
+                from lensmux.daemon.search.http_api import HttpApi
 
                 await tg.start(HttpApi(self.control, self.config.daemon.http.port).run_task)
             async with anyio.create_task_group() as accept_tg:

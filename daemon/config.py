@@ -6,7 +6,6 @@ key path and what was expected, and the caller keeps its previous config.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.resources
 import os
 import tomllib
@@ -16,6 +15,8 @@ from typing import Annotated, Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from lensmux.adapters.spec import ServerConfig
+
 
 class ConfigError(Exception):
     """Base of configuration problems."""
@@ -23,54 +24,6 @@ class ConfigError(Exception):
 
 class ConfigInvalid(ConfigError):
     """A configuration file does not parse or does not validate."""
-
-
-class TimeoutConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """Per-method request timeouts in seconds; `default` covers the rest."""
-
-    default: float = 30.0
-    methods: dict[str, float] = {}
-
-    def for_method(self, method: str) -> float:
-        """The timeout for one method."""
-        return self.methods.get(method, self.default)
-
-
-class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """One language server: how to start it and what it serves."""
-
-    name: str
-    command: str
-    args: list[str] = []
-    adapter: str = "generic"
-    root_markers: list[str] = []
-    languages: dict[str, list[str]] = {}
-    initialization_options: dict[str, Any] = {}
-    settings: dict[str, Any] = {}
-    env: dict[str, str] = {}
-    timeouts: TimeoutConfig = msgspec.field(default_factory=TimeoutConfig)
-    enabled: bool = True
-    # `lensmux doctor` fails when a required server is missing, warns otherwise.
-    required: bool = True
-
-    def fingerprint(self) -> str:
-        """Hash of everything that changes the running process; keys instances."""
-        launch = {
-            "command": self.command,
-            "args": self.args,
-            "adapter": self.adapter,
-            "init": self.initialization_options,
-            "env": self.env,
-        }
-        return hashlib.sha256(msgspec.json.encode(launch, order="sorted")).hexdigest()[:12]
-
-    def language_of(self, path: str) -> str | None:
-        """The language id for a file name, by extension."""
-        lower = path.lower()
-        for lang, exts in self.languages.items():
-            if any(lower.endswith(ext) for ext in exts):
-                return lang
-        return None
 
 
 class CacheConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -9,7 +9,7 @@ import anyio
 
 from lensmux.daemon.app import Daemon
 from lensmux.daemon.config import Config
-from lensmux.daemon.listeners import ListenerError
+from lensmux.daemon.mux.listeners import ListenerError
 from lensmux.daemon.service.activation import adopt_sockets
 from lensmux.daemon.service.errors import ServiceError
 from lensmux.daemon.service.logsetup import configure_logging

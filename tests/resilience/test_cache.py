@@ -15,7 +15,7 @@ from support.lspclient import LspClient
 
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
-from lensmux.daemon.instance import Instance, InstanceKey
+from lensmux.daemon.mux.instance import Instance, InstanceKey
 
 pytestmark = [pytest.mark.anyio]
 

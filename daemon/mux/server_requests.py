@@ -8,14 +8,17 @@ the server's dynamic capabilities.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from lensmux.daemon.client_session import ClientSession
-from lensmux.daemon.instance import Instance, ServerUnavailable
+from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
+
+if TYPE_CHECKING:
+    from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
 

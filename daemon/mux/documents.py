@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lensmux.daemon.textedit import apply_changes
+from lensmux.daemon.mux.textedit import apply_changes
 
 # The holder id the daemon itself uses when it opens a document (indexing, search).
 INTERNAL_HOLDER = 0

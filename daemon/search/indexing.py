@@ -20,8 +20,8 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from lensmux.daemon.config import DaemonConfig
-from lensmux.daemon.instance import InstanceError
-from lensmux.daemon.internal_client import InternalClient
+from lensmux.daemon.mux.errors import InstanceError
+from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from lensmux.daemon import process as proc
+from lensmux.daemon.mux import process as proc
 from lensmux.daemon.service.logsetup import pump_stderr_task
 from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter
 

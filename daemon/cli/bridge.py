@@ -34,7 +34,7 @@ def _connect(path: Path) -> socket.socket | None:
 
 def start_daemon(runtime_dir: Path, config: Path | None) -> subprocess.Popen[bytes]:
     """Start `lensmux serve --foreground` detached from this process's session."""
-    argv = [sys.executable, "-m", "lensmux.daemon.cli", "serve", "--foreground", "--runtime-dir", str(runtime_dir)]
+    argv = [sys.executable, "-m", "lensmux.daemon.cli.main", "serve", "--foreground", "--runtime-dir", str(runtime_dir)]
     if config is not None:
         argv += ["--config", str(config)]
     log_dir = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local/state") / "lensmux"

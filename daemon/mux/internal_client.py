@@ -18,10 +18,10 @@ import anyio
 from lsprotocol import converters
 from lsprotocol import types as lsp
 
-from lensmux.daemon.config import ServerConfig
-from lensmux.daemon.documents import INTERNAL_HOLDER
-from lensmux.daemon.instance import Instance
-from lensmux.daemon.registry import InstanceRegistry
+from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.mux.documents import INTERNAL_HOLDER
+from lensmux.daemon.mux.instance import Instance
+from lensmux.daemon.mux.registry import InstanceRegistry
 
 log = logging.getLogger(__name__)
 

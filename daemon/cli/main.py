@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon import bridge, paths
+from lensmux.daemon import paths
+from lensmux.daemon.cli import bridge
+from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning
 from lensmux.daemon.config import ConfigInvalid, load_config
-from lensmux.daemon.ctlclient import ControlClient, ControlClientError, DaemonNotRunning
 
 
 def _runtime_dir(args: argparse.Namespace) -> Path:
@@ -75,7 +76,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
-    from lensmux.daemon.status_view import render_status
+    from lensmux.daemon.cli.status_view import render_status
 
     print(render_status(status))
     return 0
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     stop = common(sub.add_parser("stop", help="stop the daemon gracefully"))
     stop.set_defaults(func=cmd_stop)
 
-    from lensmux.daemon import cli_extra
+    from lensmux.daemon.cli import commands as cli_extra
 
     cli_extra.add_commands(sub, common)
     return parser

@@ -13,8 +13,8 @@ from typing import Any
 import msgspec
 
 from lensmux.daemon import paths
+from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, RemoteError
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
-from lensmux.daemon.ctlclient import ControlClient, ControlClientError, RemoteError
 
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
@@ -61,7 +61,7 @@ def cmd_uninstall_service(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     """Check servers, model, runtime directory, units and daemon; non-zero if a required check fails."""
-    from lensmux.daemon.doctor import run_checks
+    from lensmux.daemon.cli.doctor import run_checks
 
     config = _config(args)
     if config is None:
@@ -81,7 +81,7 @@ def _call(args: argparse.Namespace, method: str, params: object, timeout: float 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Start or refresh indexing of a root; with --wait show progress, then a summary."""
-    from lensmux.daemon.progress_bar import ProgressBar
+    from lensmux.daemon.cli.progress_bar import ProgressBar
 
     root = str(Path(args.root).resolve())
     try:
@@ -123,7 +123,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_model(args: argparse.Namespace) -> int:
     """`model build` builds the embedding model into the cache; `model info` shows it."""
-    from lensmux.daemon.progress_bar import ProgressBar
+    from lensmux.daemon.cli.progress_bar import ProgressBar
     from lensmux.graph.embedding.spec import EmbeddingError
     from lensmux.graph.embedding.store import build_model, model_info
 

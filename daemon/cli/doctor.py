@@ -16,8 +16,9 @@ from typing import Any
 
 from lensmux.adapters.base import AdapterError
 from lensmux.adapters.registry import adapter_for
-from lensmux.daemon.config import Config, ServerConfig
-from lensmux.daemon.ctlclient import ControlClient, ControlClientError
+from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.cli.control_client import ControlClient, ControlClientError
+from lensmux.daemon.config import Config
 from lensmux.daemon.paths import control_socket
 
 

@@ -17,8 +17,8 @@ from msgspec import UnsetType
 
 from lensmux.daemon.config import HybridSearchConfig
 from lensmux.daemon.control import ControlError
-from lensmux.daemon.indexing import IndexService, IndexServiceError
-from lensmux.daemon.search_gateway import DaemonGateway
+from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.indexing import IndexService, IndexServiceError
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.graph.search import (
     HybridSearchEngine,

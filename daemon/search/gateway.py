@@ -15,11 +15,12 @@ from typing import Any
 import msgspec
 
 from lensmux.adapters.base import find_executable
-from lensmux.daemon.config import ServerConfig
-from lensmux.daemon.instance import Instance, InstanceError, ServerRequestFailed
-from lensmux.daemon.internal_client import InternalClient, default_initialize_params
+from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.mux.errors import InstanceError, ServerRequestFailed
+from lensmux.daemon.mux.instance import Instance
+from lensmux.daemon.mux.internal_client import InternalClient, default_initialize_params
+from lensmux.daemon.mux.registry import InstanceRegistry
 from lensmux.daemon.paths import uri_to_path
-from lensmux.daemon.registry import InstanceRegistry
 from lensmux.graph.search.errors import GatewayError
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,9 @@ from anyio.abc import TaskGroup
 from msgspec import Raw
 
 from lensmux.adapters.registry import adapter_for
-from lensmux.daemon.client_session import ClientSession
 from lensmux.daemon.config import Config
-from lensmux.daemon.instance import Instance, InstanceKey, ServerUnavailable
+from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.instance import Instance, InstanceKey, ServerUnavailable
 from lensmux.daemon.paths import uri_to_path
 
 log = logging.getLogger(__name__)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from lensmux.daemon.breaker import BreakerState, CircuitBreaker
-from lensmux.daemon.cache import ResponseCache
 from lensmux.daemon.config import BreakerConfig
+from lensmux.daemon.mux.breaker import BreakerState, CircuitBreaker
+from lensmux.daemon.mux.cache import ResponseCache
 
 
 def _refs(uri: str, line: int = 0) -> dict[str, object]:

@@ -1,0 +1,214 @@
+"""Client → server: ids and progress tokens rewritten, documents through the store.
+
+Lifecycle messages (`initialize` again, `shutdown`, `exit`) are answered here
+for the one client that sent them; the server never sees them. The way back
+is server_routing.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from msgspec import UNSET, Raw
+
+from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.cache import CACHEABLE
+from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.errors import ServerUnavailable
+from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.paths import uri_to_path
+from lensmux.daemon.wire import envelope as ev
+from lensmux.daemon.wire.envelope import Envelope, ErrorCode
+
+if TYPE_CHECKING:
+    from lensmux.daemon.mux.instance import Instance
+
+log = logging.getLogger(__name__)
+
+_DOC_SYNC = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"})
+# Client notifications the daemon consumes: the server got its one `initialized`.
+_SWALLOWED = frozenset({"initialized", "$/setTrace", "workspace/didChangeWorkspaceFolders"})
+_TOKEN_KEYS = (b'"workDoneToken"', b'"partialResultToken"')
+
+
+async def from_client(instance: Instance, client: ClientSession, env: Envelope) -> None:
+    """Route one message from an attached client."""
+    instance.touch(client)
+    method = env.method
+    assert isinstance(method, str)
+    if env.is_request:
+        await _client_request(instance, client, env, method)
+        return
+    if method in _DOC_SYNC:
+        await _document_sync(instance, client, method, ev.decode_value(env.params))
+    elif method == "$/cancelRequest":
+        await _client_cancel(instance, client, ev.decode_value(env.params))
+    elif method == "exit":
+        client.close("client exit")
+    elif method == "initialized":
+        client.initialized = True
+        server_requests.replay_registrations(instance, client)
+    elif method in _SWALLOWED:
+        return
+    else:
+        await _forward(instance, client, ev.notification(method, env.params))
+        # Invalidate after forwarding, for the same reason as document changes.
+        if method == "workspace/didChangeWatchedFiles":
+            instance.cache.workspace_changed()
+        elif method == "textDocument/didSave":
+            _document_saved(instance, env.params)
+
+
+async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
+    assert env.id is not UNSET and env.id is not None
+    if method == "initialize":
+        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+        return
+    if method == "shutdown":
+        # A client's shutdown ends that client only; the server stays for the others.
+        client.shutdown_requested = True
+        client.reply(env.id, None)
+        return
+    key = None
+    if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
+        key = instance.cache.key_for(method, ev.decode_value(env.params))
+    if key is not None:
+        hit = instance.cache.get(key)
+        if hit is not None:
+            client.send(ev.response(env.id, Raw(hit)))
+            return
+        leader = instance.inflight.get(key.key)
+        # Join only a request sent since the last relevant edit: an older one
+        # may answer for text that no longer exists.
+        if leader is not None and leader.generation == instance.cache.generation_for(key):
+            leader.followers.append((client, env.id))
+            return
+    if not instance.breaker.allow():
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, instance.breaker.rejection())
+        return
+    if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
+        return
+    entry = instance.pending.add_client(method, client, env.id)
+    if key is not None and instance.caching_allowed(method):
+        entry.cache_key, entry.generation = key, instance.cache.generation_for(key)
+        instance.inflight[key.key] = entry
+    params = env.params
+    if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
+        params = _rewrite_tokens(instance, client, entry, params)
+    try:
+        await instance.send_to_server(ev.request(entry.server_id, method, params))
+    except ServerUnavailable as exc:
+        instance.pending.pop(entry.server_id)
+        forget_inflight(instance, entry)
+        instance.note_failure(str(exc))
+        answer_all(entry, ev.error_response(env.id, ErrorCode.REQUEST_FAILED, str(exc)))
+
+
+def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, params: Raw) -> Raw:
+    """Make client-chosen progress tokens unique across clients."""
+    value = ev.decode_value(params)
+    if not isinstance(value, dict):
+        return params
+    for key in ("workDoneToken", "partialResultToken"):
+        if key in value:
+            token = f"lensmux/{client.id}/{entry.server_id}/{key}"
+            instance.client_tokens[token] = (client, value[key])
+            entry.tokens.append(token)
+            value[key] = token
+    return ev.encode_value(value)
+
+
+async def _client_cancel(instance: Instance, client: ClientSession, params: Any) -> None:
+    if not isinstance(params, dict) or "id" not in params:
+        return
+    cid = params["id"]
+    entry = instance.pending.find_client(client, cid)
+    if entry is None:
+        _cancel_follower(instance, client, cid)
+        return
+    if entry.detached:
+        return
+    # The client gets its answer now; the server's late one is dropped.
+    entry.detached = True
+    client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
+    if not entry.followers:
+        forget_inflight(instance, entry)
+        await instance.cancel_at_server(entry.server_id)
+
+
+def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:
+    for leader in instance.inflight.values():
+        for i, (follower, fid) in enumerate(leader.followers):
+            if follower is client and fid == cid:
+                del leader.followers[i]
+                client.reply_error(cid, ErrorCode.REQUEST_CANCELLED, "request cancelled")
+                return
+
+
+async def _document_sync(instance: Instance, client: ClientSession, method: str, params: Any) -> None:
+    if not isinstance(params, dict) or not isinstance(params.get("textDocument"), dict):
+        log.info("%s: %s without textDocument ignored", client.name, method)
+        return
+    docs = instance.documents
+    uri = params["textDocument"].get("uri")
+    if method == "textDocument/didOpen":
+        # Read before taking the document lock; compared inside it, against
+        # whatever the document holds by then.
+        disk = await _disk_text(uri) if docs.get(str(uri)) is not None else None
+        await instance.sync_documents(lambda: docs.open(client.id, params, disk_text=disk))
+    elif method == "textDocument/didChange":
+        await instance.sync_documents(lambda: docs.change(client.id, params))
+    else:
+        await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
+
+
+async def _disk_text(uri: Any) -> str | None:
+    """The saved text of a file URI, or None if it cannot be read."""
+    path = uri_to_path(uri) if isinstance(uri, str) else None
+    if path is None:
+        return None
+    try:
+        return await anyio.Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _document_saved(instance: Instance, params: Raw | Any) -> None:
+    value = ev.decode_value(params)
+    doc = value.get("textDocument") if isinstance(value, dict) else None
+    if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
+        instance.cache.document_changed(doc["uri"])
+        for hook in instance.on_saved:
+            hook(doc["uri"])
+
+
+async def _forward(instance: Instance, client: ClientSession, body: bytes) -> None:
+    try:
+        await instance.send_to_server(body)
+    except ServerUnavailable as exc:
+        log.debug("%s: notification from %s dropped: %s", instance.name, client.name, exc)
+
+
+async def detach(instance: Instance, client: ClientSession) -> None:
+    """A client left: close its documents, drop its requests and progress."""
+    instance.clients.pop(client.id, None)
+    for entry in instance.pending.of_client(client):
+        if not entry.detached:
+            entry.detached = True
+            if not entry.followers:
+                forget_inflight(instance, entry)
+                await instance.cancel_at_server(entry.server_id)
+    for leader in instance.inflight.values():
+        leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
+    await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
+    for routes in instance.progress_routes.values():
+        routes.discard(client.id)
+    for token in [t for t, (c, _) in instance.client_tokens.items() if c is client]:
+        del instance.client_tokens[token]
+    if not instance.clients:
+        instance.idle_since = time.monotonic()
