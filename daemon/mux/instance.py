@@ -25,6 +25,7 @@ from lensmux.daemon.config import DaemonConfig
 from lensmux.daemon.mux.breaker import CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
 from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.client_view import initialize_result_for
 from lensmux.daemon.mux.documents import DocumentStore, ServerNotice
 from lensmux.daemon.mux.errors import (
     CircuitOpen,
@@ -61,6 +62,7 @@ class Instance:
         self.progress_routes: dict[Any, set[int]] = {}
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
+        # The server's own InitializeResult; each client gets client_view's version of it.
         self.init_result: Raw | None = None
         self.link: ServerLink | None = None
         self.restarts = 0
@@ -108,7 +110,7 @@ class Instance:
             # The server is down behind an open breaker: join now, requests fail fast.
             self.clients[client.id] = client
             self.idle_since = None
-            return self.init_result
+            return initialize_result_for(self, client)
         # A client joins `clients` only once the server is ready: until then it
         # must not receive server traffic, and a failed start answers it itself.
         self.idle_since = None
@@ -131,7 +133,7 @@ class Instance:
         self.idle_since = None
         self._last_client = client
         assert self.init_result is not None
-        return self.init_result
+        return initialize_result_for(self, client)
 
     def ensure_started(self, client_params: dict[str, Any]) -> None:
         """Start the server for the daemon's own use if no client has yet."""

