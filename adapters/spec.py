@@ -40,6 +40,8 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     enabled: bool = True
     # `lensmux doctor` fails when a required server is missing, warns otherwise.
     required: bool = True
+    # Recycle the server past this resident memory (MiB); None uses `[daemon.memory] server_limit_mb`.
+    memory_limit_mb: int | None = None
 
     def fingerprint(self) -> str:
         """Hash of everything that changes the running process; keys instances."""

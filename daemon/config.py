@@ -111,6 +111,16 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     weights: RankingWeightsConfig = msgspec.field(default_factory=RankingWeightsConfig)
 
 
+class MemoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.memory]`: when a server is recycled for its memory (a server's own `memory_limit_mb` wins)."""
+
+    # Resident memory of a server's whole process group, in MiB; 0 turns recycling off.
+    server_limit_mb: Annotated[int, msgspec.Meta(ge=0)] = 4096
+    check_interval: Annotated[float, msgspec.Meta(gt=0.0, le=3600.0)] = 15.0
+    # A server younger than this is never recycled, so a limit set too low cannot make it flap.
+    min_uptime: Annotated[float, msgspec.Meta(ge=0.0)] = 300.0
+
+
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Daemon-wide settings."""
 
@@ -124,6 +134,7 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)
     search: HybridSearchConfig = msgspec.field(default_factory=HybridSearchConfig)
+    memory: MemoryConfig = msgspec.field(default_factory=MemoryConfig)
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

@@ -20,8 +20,11 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(
             f"  {inst['server']:<10} {inst['state']:<10} pid {inst['pid'] or '-':<8} "
             f"clients {len(inst['clients']):<3} docs {inst['open_documents']:<4} "
-            f"served {inst['requests_served']:<6} restarts {inst['restarts']}  {inst['root']}"
+            f"served {inst['requests_served']:<6} restarts {inst['restarts']}  "
+            f"mem {inst.get('memory_mb', 0):.0f} MiB  {inst['root']}"
         )
+        if inst.get("recycles"):
+            lines.append(f"             recycled {inst['recycles']}x for memory")
         if inst.get("indexing"):
             lines.append("             server is still indexing")
         if inst.get("last_exit"):

@@ -35,6 +35,7 @@ from lensmux.daemon.mux.errors import (
     ServerRequestFailed,
     ServerUnavailable,
 )
+from lensmux.daemon.mux.memory_watch import MemorySample
 from lensmux.daemon.mux.pending import Pending, PendingTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
@@ -84,6 +85,7 @@ class Instance:
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
         self.supervisor = Supervisor(self)
+        self.memory = MemorySample()
 
     @property
     def name(self) -> str:
@@ -330,6 +332,9 @@ class Instance:
             "requests_served": self.requests_served,
             "in_flight": len(self.pending),
             "restarts": self.restarts,
+            "memory_mb": round(self.memory.rss_bytes / (1024 * 1024), 1) if link else 0.0,
+            "server_processes": self.memory.processes if link else 0,
+            "recycles": self.memory.recycles,
             "last_exit": self.last_exit.reason if self.last_exit else None,
             "indexing": self.adapter.indexing(),
             "failure": self.failure,

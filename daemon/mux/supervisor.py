@@ -20,6 +20,7 @@ from lensmux.adapters.base import AdapterError
 from lensmux.daemon.mux import server_routing
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
+from lensmux.daemon.mux.memory_watch import memory_task
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.process import SpawnFailed
 from lensmux.daemon.mux.server_link import ServerLink
@@ -41,6 +42,7 @@ class Supervisor:
         self._scope = anyio.CancelScope()
         self._process_scope: anyio.CancelScope | None = None
         self._kill_reason: str | None = None
+        self._recycling = False
         self._watch_stop = anyio.Event()
 
     def stop(self) -> None:
@@ -53,6 +55,13 @@ class Supervisor:
         if self.instance.link is not None and self._process_scope is not None:
             self._kill_reason = reason
             self._process_scope.cancel()
+
+    def recycle(self, reason: str) -> None:
+        """Replace a healthy but bloated process at once: a planned restart, not a failure."""
+        self._recycling = True
+        # From now on requests wait for the fresh process instead of reaching this one.
+        self.instance.mark_down()
+        self.kill(reason)
 
     async def run_task(self, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Supervise the server until stopped, idle or hopelessly failing."""
@@ -91,6 +100,11 @@ class Supervisor:
                 reason = f"internal error: {exc}"
             if inst.failure is not None or self.stopping:
                 return
+            if self._recycling:
+                # Planned: no backoff, and the breaker does not count it against the server.
+                self._recycling = False
+                log.info("%s: %s; starting a fresh process", inst.name, reason)
+                continue
             inst.restarts += 1
             inst.breaker.record_restart(reason)
             if time.monotonic() - started_at > 60:
@@ -124,6 +138,8 @@ class Supervisor:
                 tg.start_soon(timeout_task, inst)
                 tg.start_soon(self._idle_task)
                 tg.start_soon(self._process_exit_task, link)
+                # Each server runs in a session of its own, so its pid is its process group.
+                tg.start_soon(memory_task, inst, link.pid)
                 try:
                     reason = await self._serve(link, tg)
                 finally:
