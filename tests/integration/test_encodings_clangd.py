@@ -54,7 +54,7 @@ def _column(text: str, position: dict[str, int], encoding: str) -> int:
 
 def _announced(result: dict[str, Any], offers: list[str], sent_extension: bool) -> str:
     """The one encoding an InitializeResult tells a client, checked for consistency."""
-    encoding = result["capabilities"].get("positionEncoding", "utf-16")
+    encoding = str(result["capabilities"].get("positionEncoding", "utf-16"))
     assert encoding in offers, f"told {encoding!r}, offered {offers}"
     if sent_extension:
         assert result.get("offsetEncoding", encoding) == encoding
