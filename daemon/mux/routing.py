@@ -197,8 +197,10 @@ async def _forward(instance: Instance, client: ClientSession, body: bytes) -> No
 
 
 async def detach(instance: Instance, client: ClientSession) -> None:
-    """A client left: close its documents, drop its requests and progress."""
+    """A client left: close its documents, drop its requests and progress, answer for it."""
     instance.clients.pop(client.id, None)
+    # Server requests it never answered: the server would wait forever.
+    await client.abandon_requests()
     for entry in instance.pending.of_client(client):
         if not entry.detached:
             entry.detached = True
