@@ -6,11 +6,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import msgspec
+import pytest
 
 from lensmux.daemon.mux.documents import DocumentStore
 from lensmux.daemon.mux.edits import client_versions, renumber_result, stale_documents
 from lensmux.daemon.mux.pending import PendingTable
-from lensmux.daemon.mux.server_request_owner import find_cause
+from lensmux.daemon.mux.server_request_owner import find_cause, route
 from lensmux.daemon.wire import envelope as ev
 
 URI = "file:///p/a.c"
@@ -121,3 +122,51 @@ def test_only_edits_for_another_version_are_stale() -> None:
     assert stale_documents({"documentChanges": [_versioned(URI, 2), _versioned(OTHER, 1)]}, store) == []
     (reason,) = stale_documents({"documentChanges": [_versioned(URI, 1)]}, store)
     assert "version 2" in reason and "version 1" in reason
+
+
+class _Recorder(_Instance):
+    """An instance that records what the daemon sends the server."""
+
+    name = "fake@/p"
+
+    def __init__(self, *client_ids: int) -> None:
+        super().__init__(*client_ids)
+        self.documents = _store()
+        self.sent: list[Any] = []
+        for client in self.clients.values():
+            client.asked = []
+            client.request = lambda m, p, hook, gone, c=client: c.asked.append((m, p))
+
+    async def send_to_server(self, body: bytes) -> None:
+        self.sent.append(msgspec.json.decode(body))
+
+
+@pytest.mark.anyio
+async def test_an_edit_whose_cause_left_is_refused_for_it() -> None:
+    inst = _Recorder(2)
+    inst.ask(1, "workspace/executeCommand")  # client 1 has left
+    inst.ask(2, "textDocument/hover")
+    await route(inst, 7, "workspace/applyEdit", {"edit": {"changes": {}}})  # type: ignore[arg-type]
+    assert inst.sent[0]["id"] == 7 and inst.sent[0]["result"]["applied"] is False
+    assert "disconnected" in inst.sent[0]["result"]["failureReason"]
+    assert inst.clients[2].asked == []
+
+
+@pytest.mark.anyio
+async def test_an_edit_reaches_its_cause_in_that_clients_numbering() -> None:
+    inst = _Recorder(1, 2)
+    inst.ask(2, "workspace/executeCommand")
+    inst.ask(1, "textDocument/hover")
+    await route(inst, 7, "workspace/applyEdit", {"edit": {"documentChanges": [_versioned(URI, 2)]}})  # type: ignore[arg-type]
+    assert inst.sent == [] and inst.clients[1].asked == []
+    ((method, params),) = inst.clients[2].asked
+    assert method == "workspace/applyEdit"
+    assert params["edit"]["documentChanges"][0]["textDocument"]["version"] == 3
+
+
+@pytest.mark.anyio
+async def test_other_requests_of_a_departed_cause_get_an_error() -> None:
+    inst = _Recorder()
+    inst.ask(1, "workspace/executeCommand")
+    await route(inst, 8, "window/showMessageRequest", {"type": 3, "message": "?"})  # type: ignore[arg-type]
+    assert inst.sent[0]["id"] == 8 and "disconnected" in inst.sent[0]["error"]["message"]
