@@ -27,6 +27,7 @@ SOURCE = (
     "/* ü */ int second(void) { return first(2); }\n"
     "int main(void) { return second(); }\n"
 )
+APPENDED = "int after(void) { return 0; }\n"
 EDITED = SOURCE.replace("int first(", "int renamed(").replace("return first(", "return renamed(")
 
 
@@ -84,7 +85,9 @@ def _expected_columns(text: str, names: list[str]) -> dict[str, tuple[int, int]]
 async def _check_view(client: LspClient, uri: str, text: str, encoding: str) -> None:
     """documentSymbol and hover positions agree with `text` in the client's encoding."""
     symbols = await client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}}, timeout=60)
-    expected = _expected_columns(text, ["renamed", "second", "main"])
+    expected = _expected_columns(
+        text, ["renamed", "second", "main", "after"] if APPENDED in text else ["renamed", "second", "main"]
+    )
     found = _symbol_columns(symbols, text, encoding)
     assert {k: found.get(k) for k in expected} == expected
     line, column = expected["renamed"]
@@ -131,5 +134,9 @@ async def test_each_client_gets_its_encoding_and_the_replay_matches(daemon: Daem
         assert old is not None
         os.kill(old, signal.SIGKILL)
         wait_until(lambda: _clangd_pid(daemon) not in (None, old), timeout=60, what="clangd restarted")
-        await _check_view(a, uri, EDITED, enc_a)
-        await _check_view(b, uri, EDITED, enc_b)
+        # An ASCII edit at the end makes the answers come from the restarted
+        # clangd (not the cache), computed on the text the daemon replayed.
+        end = {"line": 3, "character": 0}
+        await a.change(uri, 3, [{"range": {"start": end, "end": end}, "text": APPENDED}])
+        await _check_view(a, uri, EDITED + APPENDED, enc_a)
+        await _check_view(b, uri, EDITED + APPENDED, enc_b)
