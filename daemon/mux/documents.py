@@ -137,6 +137,7 @@ class DocumentStore:
         if doc is None or client not in doc.holders:
             return []
         del doc.holders[client]
+        doc.history.pop(client, None)
         if doc.holders:
             return []
         del self._docs[uri]

@@ -8,7 +8,8 @@ a client asked for. The rule for which client that is:
    request arrives, the cause is the one most likely to lead to it:
    `workspace/executeCommand`, then `codeAction/resolve` or `codeAction`, then
    `rename`, then any other; between equals the newest. A request its client
-   cancelled still counts: the server may finish it anyway.
+   cancelled still counts: the server may finish it anyway. Of a client that
+   has left, only those four count (its edit then goes unapplied).
 2. With nothing in flight, the most recently active client is asked (a
    server's own question, such as a showMessageRequest at startup).
 
@@ -63,10 +64,16 @@ def find_cause(instance: Instance) -> Cause:
         client = entry.client
         if client is None or entry.done is not None:
             continue
-        key = (_CAUSE_RANK.get(entry.method, 0), entry.started, entry.server_id)
+        rank = _CAUSE_RANK.get(entry.method, 0)
+        gone = client.id not in instance.clients
+        if gone and rank == 0:
+            # A departed client's hover caused nothing; only its edit requests
+            # make the server's request one that nobody may answer.
+            continue
+        key = (rank, entry.started, entry.server_id)
         if best_key is None or key > best_key:
             best_key = key
-            best = Cause(client, entry.method, gone=client.id not in instance.clients)
+            best = Cause(client, entry.method, gone=gone)
     if best is not None:
         return best
     return Cause(instance.last_active_client(), None)

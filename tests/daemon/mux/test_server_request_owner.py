@@ -70,6 +70,13 @@ def test_a_departed_cause_is_reported_as_gone_not_replaced() -> None:
     assert _cause(inst) == (1, True)
 
 
+def test_a_departed_clients_plain_request_does_not_claim_the_cause() -> None:
+    inst = _Instance(2)
+    inst.ask(2, "textDocument/hover")
+    inst.ask(1, "textDocument/definition")  # client 1 has left
+    assert _cause(inst) == (2, False)
+
+
 def test_with_nothing_in_flight_the_most_recently_active_client_is_asked() -> None:
     inst = _Instance(1, 2)
     inst.fallback = inst.clients[2]
