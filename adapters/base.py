@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lensmux.adapters.encodings import offer_positions
 from lensmux.adapters.spec import ServerConfig
 
 
@@ -88,12 +89,7 @@ class Adapter:
             params["initializationOptions"] = self.config.initialization_options
         else:
             params.pop("initializationOptions", None)
-        caps = dict(params.get("capabilities") or {})
-        general = dict(caps.get("general") or {})
-        # Every client must support UTF-16; negotiating anything else would
-        # tie the server to the first client's encoding.
-        general["positionEncodings"] = ["utf-16"]
-        caps["general"] = general
+        caps = offer_positions(params.get("capabilities") or {})
         workspace = dict(caps.get("workspace") or {})
         workspace["configuration"] = True
         workspace["workspaceFolders"] = True

@@ -28,6 +28,8 @@ _BATCH_BYTES = 1024 * 1024
 
 Handler = Callable[["ClientSession", Envelope], Awaitable[None]]
 ResponseHook = Callable[[Envelope], Awaitable[None] | None]
+# Called instead of the response hook when the client leaves without answering.
+GoneHook = Callable[[str], Awaitable[None]]
 
 
 class ClientSession:
@@ -59,7 +61,7 @@ class ClientSession:
         self._send, self._queue = anyio.create_memory_object_stream[bytes](queue_size)
         self._scope = anyio.CancelScope()
         self._out_ids = itertools.count(1)
-        self._awaiting: dict[Id, ResponseHook | None] = {}
+        self._awaiting: dict[Id, tuple[ResponseHook | None, GoneHook | None]] = {}
         self.close_reason: str | None = None
 
     @property
@@ -79,11 +81,26 @@ class ClientSession:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
-    def request(self, method: str, params: Any, on_response: ResponseHook | None = None) -> None:
-        """Send a daemon-originated request; `on_response` sees the client's answer."""
+    def request(
+        self, method: str, params: Any, on_response: ResponseHook | None = None, on_gone: GoneHook | None = None
+    ) -> None:
+        """Send a daemon-originated request; `on_response` sees the client's answer,
+        `on_gone` the reason if the client leaves without one."""
         rid = f"lensmux-{next(self._out_ids)}"
-        self._awaiting[rid] = on_response
+        self._awaiting[rid] = (on_response, on_gone)
         self.send(ev.request(rid, method, ev.encode_value(params)))
+
+    async def abandon_requests(self) -> None:
+        """The client has left: whoever waits on its answers hears why instead."""
+        reason = f"{self.name} disconnected ({self.close_reason or 'connection closed'})"
+        awaiting, self._awaiting = self._awaiting, {}
+        for _, on_gone in awaiting.values():
+            if on_gone is not None:
+                try:
+                    await on_gone(reason)
+                except Exception:
+                    # One failed stand-in answer must not keep the others from being sent.
+                    log.exception("%s: answering for a departed client failed", self.name)
 
     def reply(self, id_: Id | None, result: Any) -> None:
         """Answer one of the client's requests with a Python value."""
@@ -158,7 +175,7 @@ class ClientSession:
         if rid is None or rid not in self._awaiting:
             log.info("%s answered an id the daemon never sent: %r", self.name, rid)
             return
-        hook = self._awaiting.pop(rid)
+        hook, _ = self._awaiting.pop(rid)
         if hook is not None:
             result = hook(env)
             if result is not None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
+from lensmux.daemon.mux.positions import announce
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
@@ -32,4 +33,4 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
 
 def _shape(result: dict[str, Any], client_caps: dict[str, Any]) -> dict[str, Any]:
     """Adjust the server's result to one client's declared capabilities."""
-    return result
+    return announce(result, client_caps)

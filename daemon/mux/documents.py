@@ -3,6 +3,9 @@
 The server sees one document per URI with strictly increasing versions of the
 daemon's own numbering, whichever client edits; each client keeps its own
 version numbers, mapped back where the server reports versions.
+
+Positions in a client's didChange are in that client's encoding; the store
+applies them there and forwards them in the server's (`server_encoding`).
 """
 
 from __future__ import annotations
@@ -10,10 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lensmux.daemon.mux.textedit import apply_changes
+from lensmux.daemon.mux.positions import DEFAULT_ENCODING, UTF16
+from lensmux.daemon.mux.textedit import translate_changes
 
 # The holder id the daemon itself uses when it opens a document (indexing, search).
 INTERNAL_HOLDER = 0
+# How many of a client's past versions are remembered, to name the version an
+# answer computed on older text had in that client's numbering.
+_HISTORY = 64
 
 
 @dataclass(slots=True)
@@ -25,6 +32,15 @@ class Document:
     text: str
     version: int
     holders: dict[int, int] = field(default_factory=dict)  # client id -> client's version
+    # client id -> [(daemon version, client version from then on)], oldest first.
+    history: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+
+    def set_holder(self, client: int, client_version: int) -> None:
+        """Record that `client` calls the current text `client_version`."""
+        self.holders[client] = client_version
+        seen = self.history.setdefault(client, [])
+        seen.append((self.version, client_version))
+        del seen[:-_HISTORY]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +56,8 @@ class DocumentStore:
 
     def __init__(self) -> None:
         self._docs: dict[str, Document] = {}
+        # What the server's InitializeResult chose; set before every replay.
+        self.server_encoding = DEFAULT_ENCODING
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -69,16 +87,18 @@ class DocumentStore:
         client_version = int(item.get("version", 0))
         doc = self._docs.get(uri)
         if doc is None:
-            doc = Document(uri, item.get("languageId", ""), text, 1, {client: client_version})
+            doc = Document(uri, item.get("languageId", ""), text, 1)
+            doc.set_holder(client, client_version)
             self._docs[uri] = doc
             return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
-        doc.holders[client] = client_version
         if doc.text == text or (disk_text is not None and text == disk_text):
+            doc.set_holder(client, client_version)
             return []
         # The newcomer carries edits of its own (or a reload): its view wins,
         # sent as a full-text change.
         doc.text = text
         doc.version += 1
+        doc.set_holder(client, client_version)
         return [ServerNotice("textDocument/didChange", self._full_change(doc))]
 
     def open_internal(self, uri: str, language_id: str, text: str) -> list[ServerNotice]:
@@ -91,17 +111,18 @@ class DocumentStore:
         self._docs[uri] = doc
         return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
 
-    def change(self, client: int, params: dict[str, Any]) -> list[ServerNotice]:
-        """A client's didChange, applied here and forwarded with the daemon's version."""
+    def change(self, client: int, params: dict[str, Any], encoding: str = UTF16) -> list[ServerNotice]:
+        """A client's didChange (ranges in `encoding`), applied here and forwarded with the
+        daemon's version and the server's encoding."""
         ident = params["textDocument"]
         doc = self._docs.get(ident["uri"])
         if doc is None:
             return []
         changes = params.get("contentChanges", [])
-        doc.text, clamped = apply_changes(doc.text, changes)
+        doc.text, changes, clamped = translate_changes(doc.text, changes, encoding, self.server_encoding)
         doc.version += 1
         if client in doc.holders or "version" in ident:
-            doc.holders[client] = int(ident.get("version", doc.holders.get(client, 0)))
+            doc.set_holder(client, int(ident.get("version", doc.holders.get(client, 0))))
         if clamped:
             return [ServerNotice("textDocument/didChange", self._full_change(doc))]
         forwarded = {
@@ -116,6 +137,7 @@ class DocumentStore:
         if doc is None or client not in doc.holders:
             return []
         del doc.holders[client]
+        doc.history.pop(client, None)
         if doc.holders:
             return []
         del self._docs[uri]
@@ -138,6 +160,21 @@ class DocumentStore:
         if doc is None or server_version is None or server_version != doc.version:
             return None
         return doc.holders.get(client)
+
+    def client_version_at(self, uri: str, client: int, server_version: int | None) -> int | None:
+        """The client's own number for the daemon's `server_version` of `uri`.
+
+        None when the client does not have the document open (or the server
+        named no version); for an older version, the number the client gave
+        the text then, so that it can tell the answer is out of date.
+        """
+        doc = self._docs.get(uri)
+        if doc is None or server_version is None or client not in doc.holders:
+            return None
+        if server_version >= doc.version:
+            return doc.holders[client]
+        earlier = [cv for dv, cv in doc.history.get(client, []) if dv <= server_version]
+        return earlier[-1] if earlier else None
 
     @staticmethod
     def _open_params(doc: Document) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux.positions import client_encoding
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -162,7 +163,8 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         disk = await _disk_text(uri) if docs.get(str(uri)) is not None else None
         await instance.sync_documents(lambda: docs.open(client.id, params, disk_text=disk))
     elif method == "textDocument/didChange":
-        await instance.sync_documents(lambda: docs.change(client.id, params))
+        encoding = client_encoding(client.capabilities)
+        await instance.sync_documents(lambda: docs.change(client.id, params, encoding))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
 
@@ -195,8 +197,10 @@ async def _forward(instance: Instance, client: ClientSession, body: bytes) -> No
 
 
 async def detach(instance: Instance, client: ClientSession) -> None:
-    """A client left: close its documents, drop its requests and progress."""
+    """A client left: close its documents, drop its requests and progress, answer for it."""
     instance.clients.pop(client.id, None)
+    # Server requests it never answered: the server would wait forever.
+    await client.abandon_requests()
     for entry in instance.pending.of_client(client):
         if not entry.detached:
             entry.detached = True

@@ -12,10 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from lensmux.daemon.mux import server_request_owner
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.wire import envelope as ev
-from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
+from lensmux.daemon.wire.envelope import Envelope, Id
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
@@ -24,8 +25,6 @@ log = logging.getLogger(__name__)
 
 # Refresh requests carry no params and want the clients to re-ask: broadcast.
 _REFRESH_SUFFIX = "/refresh"
-# Requests only a person can answer: to the client that caused them.
-_ROUTED_TO_OWNER = frozenset({"workspace/applyEdit", "window/showMessageRequest", "window/showDocument"})
 
 
 async def handle(instance: Instance, env: Envelope) -> None:
@@ -54,7 +53,7 @@ async def handle(instance: Instance, env: Envelope) -> None:
             client.request(method, params)
         await _answer(instance, server_id, None)
     else:
-        await _route_to_owner(instance, server_id, method, params)
+        await server_request_owner.route(instance, server_id, method, params)
 
 
 async def _answer(instance: Instance, server_id: Id, result: Any) -> None:
@@ -113,47 +112,6 @@ def replay_registrations(instance: Instance, client: ClientSession) -> None:
     """Give a client that just finished initializing the registrations it missed."""
     if instance.registrations:
         client.request("client/registerCapability", {"registrations": list(instance.registrations.values())})
-
-
-async def _route_to_owner(instance: Instance, server_id: Id, method: str, params: Any) -> None:
-    client = instance.last_active_client()
-    if client is None:
-        try:
-            await instance.send_to_server(
-                ev.error_response(server_id, ErrorCode.REQUEST_FAILED, f"no client connected to answer {method}")
-            )
-        except ServerUnavailable:
-            pass
-        return
-    if method == "workspace/applyEdit" and isinstance(params, dict):
-        _map_edit_versions(instance, client, params)
-
-    async def relay(reply: Envelope) -> None:
-        await _send_reply(instance, server_id, reply)
-
-    if method not in _ROUTED_TO_OWNER:
-        log.debug("%s: routing unknown server request %s to %s", instance.name, method, client.name)
-    client.request(method, params, relay)
-
-
-async def _send_reply(instance: Instance, server_id: Id, reply: Envelope) -> None:
-    body = ev.encode(Envelope(id=server_id, result=reply.result, error=reply.error))
-    try:
-        await instance.send_to_server(body)
-    except ServerUnavailable:
-        pass
-
-
-def _map_edit_versions(instance: Instance, client: ClientSession, params: dict[str, Any]) -> None:
-    """Edits name the server's document versions; the client knows only its own."""
-    edit = params.get("edit")
-    if not isinstance(edit, dict):
-        return
-    for change in edit.get("documentChanges") or []:
-        ident = change.get("textDocument") if isinstance(change, dict) else None
-        if isinstance(ident, dict) and isinstance(ident.get("version"), int):
-            mapped = instance.documents.client_version(ident.get("uri", ""), client.id, ident["version"])
-            ident["version"] = mapped
 
 
 __all__ = ["handle", "msgspec", "replay_registrations"]

@@ -16,6 +16,8 @@ from msgspec import UNSET, Raw
 
 from lensmux.daemon.mux import server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
+from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -85,8 +87,20 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     if not waiting:
         # The leader left or gave up; its followers still get the answer.
         entry.client = None
+    if entry.method in EDIT_RESULT_METHODS and env.result is not UNSET:
+        _answer_edit(instance, entry, env.result)
+        return
     body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
     answer_all(entry, body)
+
+
+def _answer_edit(instance: Instance, entry: Pending, result: Raw) -> None:
+    """A result that may hold WorkspaceEdits: each client gets its own document versions."""
+    askers = [(entry.client, entry.client_id)] if entry.client is not None else []
+    for client, client_id in [*askers, *entry.followers]:
+        own = renumber_result(result, client_versions(instance.documents, client.id))
+        client.send(ev.response(client_id, own))
+    entry.followers.clear()
 
 
 def _server_notification(instance: Instance, env: Envelope) -> None:

@@ -22,6 +22,7 @@ from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.memory_watch import memory_task
 from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux.positions import ANNOUNCED_ENCODING, negotiated_encoding
 from lensmux.daemon.mux.process import SpawnFailed
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.wire import envelope as ev
@@ -186,7 +187,14 @@ class Supervisor:
             self.stop()
             return
         inst.init_result = server_routing.client_initialize_result(inst, entry.reply.result)
+        encoding = negotiated_encoding(ev.decode_value(inst.init_result))
+        if encoding != ANNOUNCED_ENCODING:
+            # Offered UTF-16 only, it chose otherwise: documents stay in step
+            # (edits are translated), but positions in requests are not.
+            log.warning("%s: server chose %s positions although offered only utf-16", inst.name, encoding)
         async with inst.doc_lock:
+            # Before the replay: every change from now on is forwarded in it.
+            inst.documents.server_encoding = encoding
             await inst.notify_server("initialized", {})
             for notice in inst.documents.replay():
                 await inst.notify_server(notice.method, notice.params)

@@ -1,13 +1,17 @@
-"""Apply LSP content changes to a document's text, positions in UTF-16 code units.
+"""Apply LSP content changes to a document's text, in any position encoding.
 
-The daemon negotiates UTF-16 (the encoding every client must support) with
-every server, so this is the only position arithmetic it needs.
+A client's didChange ranges are in the encoding that client was told; the
+server's copy is kept in the encoding the server chose. `translate_changes`
+applies a client's changes and rewrites their ranges for the server, so both
+copies stay the same text (positions.py has the unit arithmetic).
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from lensmux.daemon.mux.positions import UTF16, index_at, units
 
 _EOL = re.compile(r"\r\n|\r|\n")
 
@@ -23,19 +27,7 @@ def line_starts(text: str) -> list[int]:
     return starts
 
 
-def _utf16_to_index(line: str, units: int) -> tuple[int, bool]:
-    """Code-point index for a UTF-16 offset in one line; flag if clamped."""
-    if line.isascii():
-        return (units, False) if units <= len(line) else (len(line), True)
-    count = 0
-    for idx, ch in enumerate(line):
-        if count >= units:
-            return idx, count != units
-        count += 2 if ord(ch) > 0xFFFF else 1
-    return len(line), count < units
-
-
-def offset_of(text: str, starts: list[int], line: int, character: int) -> tuple[int, bool]:
+def offset_of(text: str, starts: list[int], line: int, character: int, encoding: str = UTF16) -> tuple[int, bool]:
     """Code-point offset of an LSP position; flag if it had to be clamped."""
     if line < 0 or character < 0:
         return 0, True
@@ -44,38 +36,52 @@ def offset_of(text: str, starts: list[int], line: int, character: int) -> tuple[
     begin = starts[line]
     end = starts[line + 1] if line + 1 < len(starts) else len(text)
     content = text[begin:end].rstrip("\r\n")
-    idx, clamped = _utf16_to_index(content, character)
+    idx, clamped = index_at(content, character, encoding)
     return begin + idx, clamped
 
 
-def apply_changes(text: str, changes: list[dict[str, Any]]) -> tuple[str, bool]:
-    """Apply `contentChanges` in order; return the new text and whether any range was clamped.
+def translate_changes(
+    text: str, changes: list[dict[str, Any]], source: str = UTF16, target: str = UTF16
+) -> tuple[str, list[dict[str, Any]], bool]:
+    """Apply `contentChanges` whose ranges are in `source`; return the new text, the
+    same changes with ranges in `target`, and whether any range was clamped.
 
     Clamping follows the specification (a character past the line end means
     the line end); the caller resynchronises the server with the full text
     when it happened, so the server and the daemon never diverge.
     """
     clamped_any = False
+    translated: list[dict[str, Any]] = []
     for change in changes:
         new_text = change.get("text", "")
         rng = change.get("range")
         if rng is None:
             text = new_text
+            translated.append(change)
             continue
         starts = line_starts(text)
-        start, c1 = offset_of(text, starts, rng["start"]["line"], rng["start"]["character"])
-        end, c2 = offset_of(text, starts, rng["end"]["line"], rng["end"]["character"])
+        start, c1 = offset_of(text, starts, rng["start"]["line"], rng["start"]["character"], source)
+        end, c2 = offset_of(text, starts, rng["end"]["line"], rng["end"]["character"], source)
         if end < start:
             start, end = end, start
             clamped_any = True
         clamped_any = clamped_any or c1 or c2
+        if source == target:
+            translated.append(change)
+        else:
+            moved = {"start": _position(text, starts, start, target), "end": _position(text, starts, end, target)}
+            translated.append({k: v for k, v in change.items() if k != "rangeLength"} | {"range": moved})
         text = text[:start] + new_text + text[end:]
-    return text, clamped_any
+    return text, translated, clamped_any
 
 
-def position_at(text: str, offset: int) -> dict[str, int]:
-    """The LSP position (UTF-16) of a code-point offset."""
-    starts = line_starts(text)
+def apply_changes(text: str, changes: list[dict[str, Any]], encoding: str = UTF16) -> tuple[str, bool]:
+    """Apply `contentChanges` in order; return the new text and whether any range was clamped."""
+    text, _, clamped = translate_changes(text, changes, encoding, encoding)
+    return text, clamped
+
+
+def _position(text: str, starts: list[int], offset: int, encoding: str) -> dict[str, int]:
     lo, hi = 0, len(starts) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -83,6 +89,9 @@ def position_at(text: str, offset: int) -> dict[str, int]:
             lo = mid
         else:
             hi = mid - 1
-    prefix = text[starts[lo] : offset]
-    units = sum(2 if ord(ch) > 0xFFFF else 1 for ch in prefix)
-    return {"line": lo, "character": units}
+    return {"line": lo, "character": units(text[starts[lo] : offset], encoding)}
+
+
+def position_at(text: str, offset: int, encoding: str = UTF16) -> dict[str, int]:
+    """The LSP position of a code-point offset, in `encoding`."""
+    return _position(text, line_starts(text), offset, encoding)

@@ -31,6 +31,16 @@ answers these requests (params are JSON objects):
                                begin/report/end; {"token": token}
   fake/registerCapability {registrations?}
                             -> sends client/registerCapability; like askClient
+  fake/answers              -> every answer the clients gave to `fake.applyEdit`
+
+and two editing features that name the open document's version (the daemon's):
+
+  workspace/executeCommand `fake.applyEdit` [{edit, waitFor?}]
+                            -> once a request of method `waitFor` (if given) has
+                               arrived, sends workspace/applyEdit {edit}; returns
+                               and records the client's answer
+  textDocument/rename       -> a WorkspaceEdit with documentChanges replacing line 0
+                               of the document with newName, at its current version
 """
 
 from __future__ import annotations
@@ -113,6 +123,7 @@ class FakeProtocol(LanguageServerProtocol):
         self.fake_notifications: list[list[Any]] = []
         self.fake_requests: list[list[Any]] = []
         self.fake_requests_after_initialize = 0
+        self.fake_answers: list[Any] = []
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         # JSON-RPC lets `params` be omitted; pygls cannot structure custom methods without it.
@@ -305,6 +316,34 @@ def fake_register_features(server: FakeLanguageServer) -> None:
         return {"token": token}
 
 
+def fake_register_editing(server: FakeLanguageServer) -> None:
+    """Install the features that make edits: a command applying one, and rename."""
+
+    @server.command("fake.applyEdit")
+    async def apply_edit(ls: FakeLanguageServer, *args: Any) -> Any:
+        spec = args[0] if args and isinstance(args[0], dict) else {}
+        wait_for = spec.get("waitFor")
+        while wait_for and not any(m == wait_for for m, _ in ls.protocol.fake_requests):
+            await asyncio.sleep(0.01)
+        answer = await ls.protocol.fake_ask("workspace/applyEdit", {"edit": spec.get("edit", {})})
+        ls.protocol.fake_answers.append(answer)
+        return answer
+
+    @server.feature("fake/answers")
+    def answers(ls: FakeLanguageServer, params: Any) -> list[Any]:
+        return ls.protocol.fake_answers
+
+    @server.feature(types.TEXT_DOCUMENT_RENAME)
+    def rename(ls: FakeLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
+        document = fake_open_document(ls, params.text_document.uri)
+        if document is None:
+            return None
+        span = types.Range(types.Position(0, 0), types.Position(1, 0))
+        ident = types.OptionalVersionedTextDocumentIdentifier(uri=document.uri, version=document.version)
+        change = types.TextDocumentEdit(text_document=ident, edits=[types.TextEdit(span, params.new_name + "\n")])
+        return types.WorkspaceEdit(document_changes=[change])
+
+
 def fake_parse_args(argv: list[str]) -> tuple[FakeBehaviour, Path | None, Path | None]:
     """Behaviour plus the pid and count files from the command line."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -352,6 +391,7 @@ def fake_main(argv: list[str]) -> None:
             starts.write(f"{os.getpid()}\n")
     server = FakeLanguageServer(behaviour)
     fake_register_features(server)
+    fake_register_editing(server)
     server.start_io()
 
 
