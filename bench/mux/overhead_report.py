@@ -1,51 +1,22 @@
-"""Markdown tables from a `mux_overhead` result, for bench/out/ and docs/benchmarks.md.
+"""Markdown tables from a `bench.mux.overhead` result, for bench/out/ and docs/benchmarks.md.
 
-python -m bench.report bench/out/mux_overhead.json     # re-render a saved run
+python -m bench.mux.overhead_report bench/out/mux_overhead.json     # re-render a saved run
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-SHORT = {
-    "textDocument/documentSymbol": "documentSymbol",
-    "textDocument/definition": "definition",
-    "textDocument/references": "references",
-    "textDocument/hover": "hover",
-    "all": "all requests",
-}
+from bench.mux.clangd_queries import SHORT as METHOD_SHORT
+from bench.report import machine_lines
+from bench.report import signed_us as _signed
+from bench.report import us as _us
+from bench.runner import arg_parser
 
-
-def _us(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
-
-
-def _signed(value: float) -> str:
-    return ("+" if value >= 0 else "-") + _us(abs(value))
-
-
-def machine_lines(result: dict[str, Any]) -> list[str]:
-    """The machine and software the figures were measured on."""
-    m = result["machine"]
-    return [
-        f"- CPU: {m['cpu']}, `nproc` = {m['nproc']}; RAM {m['ram_gib']} GiB; Linux {m['kernel']}",
-        f"- Python {m['python']}; {m.get('clangd', 'clangd not used')}",
-        f"- load average (1, 5, 15 min) at the start: {', '.join(str(x) for x in m['load_avg_at_start'])}; "
-        f"at the end: {', '.join(str(x) for x in m.get('load_avg_at_end', []))}",
-        f"- run started {result['started']}, took {result['elapsed_s']:.0f} s",
-        _code_line(result.get("code")),
-    ]
-
-
-def _code_line(code: dict[str, Any] | None) -> str:
-    if not code:
-        return "- daemon code: not recorded"
-    dirty = f", with uncommitted changes to {len(code['uncommitted'])} files" if code["uncommitted"] else ""
-    return f"- daemon code: commit {code['commit']}{dirty} (sources sha256 {code['sources_sha256']})"
+SHORT = {**METHOD_SHORT, "all": "all requests"}
 
 
 def latency_tables(lat: dict[str, Any]) -> list[str]:
@@ -129,8 +100,8 @@ def render(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the markdown of a saved result."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("result", type=Path, help="a JSON file written by bench.mux_overhead")
+    parser = arg_parser(__doc__)
+    parser.add_argument("result", type=Path, help="a JSON file written by bench.mux.overhead")
     args = parser.parse_args(argv)
     print(render(json.loads(args.result.read_text())))
     return 0
