@@ -17,11 +17,10 @@ and prints (and saves as bench/out/bench_load.md) the markdown section.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -61,55 +60,53 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-@contextmanager
-def _cache_pair(work: Path, part: str, *, echo: bool) -> Iterator[dict[str, DaemonProc]]:
-    """Two daemons for one part: "cache" (what users get) and "nocache" (the baseline)."""
+def _with_cache_pair(
+    work: Path, part: str, *, echo: bool, load: Callable[[dict[str, DaemonProc]], Awaitable[dict[str, Any]]]
+) -> dict[str, Any]:
+    """Run one part against two daemons, "cache" (what users get) and "nocache" (the baseline)."""
     with ExitStack() as stack:
-        yield {
+        daemons = {
             name: stack.enter_context(
                 bench_daemon(work / f"{part}-{name}", config_text(cache=name == "cache", echo=echo))
             )
             for name in ("cache", "nocache")
         }
+        result = anyio.run(load, daemons)
+        result["daemon_memory_mib"] = {name: memory_mib(d.pid) for name, d in daemons.items()}
+    return result
 
 
 def _run_echo(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    with _cache_pair(work, "echo", echo=True) as daemons:
-        result: dict[str, Any] = anyio.run(
-            functools.partial(
-                load_echo.run,
-                daemons,
-                work / "echo-root",
-                clients=args.clients,
-                requests=args.requests,
-                bridge_clients_n=args.bridge_clients,
-                inflight=args.inflight,
-                hot_fraction=args.hot_fraction,
-                seed=args.seed,
-            )
+    async def load(daemons: dict[str, DaemonProc]) -> dict[str, Any]:
+        return await load_echo.run(
+            daemons,
+            work / "echo-root",
+            clients=args.clients,
+            requests=args.requests,
+            bridge_clients_n=args.bridge_clients,
+            inflight=args.inflight,
+            hot_fraction=args.hot_fraction,
+            seed=args.seed,
         )
-        result["daemon_memory_mib"] = {name: memory_mib(d.pid) for name, d in daemons.items()}
-    return result
+
+    return _with_cache_pair(work, "echo", echo=True, load=load)
 
 
 def _run_clangd(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    with _cache_pair(work, "clangd", echo=False) as daemons:
-        result: dict[str, Any] = anyio.run(
-            functools.partial(
-                load_clangd.run,
-                {name: (d, working_copy(f"load-{name}", args.out)) for name, d in daemons.items()},
-                clients=args.clangd_clients,
-                requests=args.clangd_requests,
-                inflight=args.clangd_inflight,
-                edit_every=args.edit_every,
-                per_file=args.per_file,
-                cache_reps=args.cache_reps,
-                index_quiet_s=args.index_quiet,
-                seed=args.seed,
-            )
+    async def load(daemons: dict[str, DaemonProc]) -> dict[str, Any]:
+        return await load_clangd.run(
+            {name: (d, working_copy(f"load-{name}", args.out)) for name, d in daemons.items()},
+            clients=args.clangd_clients,
+            requests=args.clangd_requests,
+            inflight=args.clangd_inflight,
+            edit_every=args.edit_every,
+            per_file=args.per_file,
+            cache_reps=args.cache_reps,
+            index_quiet_s=args.index_quiet,
+            seed=args.seed,
         )
-        result["daemon_memory_mib"] = {name: memory_mib(d.pid) for name, d in daemons.items()}
-    return result
+
+    return _with_cache_pair(work, "clangd", echo=False, load=load)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -93,7 +93,8 @@ def _cprofile_report(path: Path, measured: int, top: int) -> str:
     rows = []
     for (filename, line, name), (_cc, ncalls, tottime, cumtime, _callers) in raw.items():
         per_rt = ncalls / round_trips
-        where = re.sub(rf"^({re.escape(str(CHECKOUT))}|.*/(site-packages|lib/python3\.\d+))/", "", filename)
+        # Installed packages first: the venv lives inside the checkout.
+        where = re.sub(rf"^(.*/(site-packages|lib/python3\.\d+)|{re.escape(str(CHECKOUT))})/", "", filename)
         rows.append((tottime, cumtime, per_rt, f"{name} ({where}:{line})"))
     rows.sort(reverse=True)
     total_calls = sum(r[2] for r in rows)
