@@ -132,15 +132,7 @@ def server_pids(daemon: DaemonProc, server: str) -> list[int]:
 def index_with_cli(daemon: DaemonProc, root: Path, *, timeout: float) -> tuple[dict[str, Any], float]:
     """`lensmux index ROOT --wait --json` as a user runs it: its JSON summary and its wall time in seconds."""
     started = time.perf_counter()
-    done = subprocess.run(
-        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait", "--json"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+    done = daemon.run_cli("index", str(root), "--wait", "--json", timeout=timeout)
     wall = time.perf_counter() - started
     if done.returncode != 0:
         raise IndexCommandFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
