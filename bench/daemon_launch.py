@@ -2,30 +2,53 @@
 
 Unlike the test harness's `running_daemon` (which logs at debug level so a
 failing test explains itself), the benchmark daemon logs warnings only: a log
-line per message would be part of what is measured.
+line per message would be part of what is measured. Its loopback HTTP API is
+off, so several benchmark daemons (and anyone else's) can run side by side.
+Every benchmark, multiplexer, index or search, starts its daemons here.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from support.daemon_proc import LENSMUX, DaemonProc, lensmux_env, wait_until
 
 ECHO_SERVER = Path(__file__).resolve().parent.parent / "tests" / "fakes" / "echo_lsp_server.py"
 
 
-class DaemonLaunchFailed(Exception):
+class BenchDaemonError(Exception):
+    """Base of what can go wrong with a benchmark daemon."""
+
+
+class DaemonLaunchFailed(BenchDaemonError):
     """The benchmark daemon did not come up."""
 
 
-def config_text(*, cache: bool, echo: bool = False) -> str:
-    """The benchmark configuration: embedded servers, cache on or off, optionally the echo server."""
+class IndexCommandFailed(BenchDaemonError):
+    """`lensmux index --wait` failed or reported an error."""
+
+
+def config_text(*, cache: bool = True, echo: bool = False, search: Mapping[str, Any] | None = None) -> str:
+    """The benchmark configuration: embedded servers, cache on or off, HTTP API off.
+
+    `echo` adds the echo server; `search` is a `[daemon.search]` table (nested tables allowed).
+    """
     lines = ["[daemon]", 'log_level = "warning"', "", "[daemon.cache]", f"enabled = {'true' if cache else 'false'}"]
+    lines += ["", "[daemon.http]", "enabled = false"]
+    if search:
+        lines += ["", "[daemon.search]"]
+        lines += [f"{key} = {json.dumps(value)}" for key, value in search.items() if not isinstance(value, Mapping)]
+        for key, value in search.items():
+            if isinstance(value, Mapping):
+                lines += ["", f"[daemon.search.{key}]", *(f"{k} = {json.dumps(v)}" for k, v in value.items())]
     if echo:
         lines += [
             "",
@@ -104,3 +127,16 @@ def socket_path(daemon: DaemonProc, server: str) -> Path:
 def server_pids(daemon: DaemonProc, server: str) -> list[int]:
     """Pids of the live instances of one server."""
     return [int(i["pid"]) for i in daemon.instances(server) if i.get("pid")]
+
+
+def index_with_cli(daemon: DaemonProc, root: Path, *, timeout: float) -> tuple[dict[str, Any], float]:
+    """`lensmux index ROOT --wait --json` as a user runs it: its JSON summary and its wall time in seconds."""
+    started = time.perf_counter()
+    done = daemon.run_cli("index", str(root), "--wait", "--json", timeout=timeout)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise IndexCommandFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
+    summary: dict[str, Any] = json.loads(done.stdout)
+    if summary.get("error"):
+        raise IndexCommandFailed(f"indexing {root} ended with an error: {summary['error']}")
+    return summary, wall

@@ -1,13 +1,17 @@
-"""The real C project the clangd benchmarks query: Google's brotli, from its PyPI sdist.
+"""Pinned PyPI sdists as benchmark corpora, and the C project the clangd benchmarks query.
 
-The sdist of the `brotli` Python binding carries the complete C library
+Only PyPI, npm and Debian are reachable from the benchmark machines, so a "real
+project" is a source distribution: pip downloads it (`--no-binary :all:
+--no-deps`), the archive is checked against a pinned sha256 and unpacked once
+under bench/out/, which git ignores (downloaded sources are never committed).
+`Sdist` and `fetch_sdist` serve every corpus (the index and search benchmarks
+pin Python projects); the rest of this module is the clangd corpus.
+
+The clangd corpus is Google's brotli. The sdist of the `brotli` Python binding carries the complete C library
 (`c/common`, `c/dec`, `c/enc`, `c/include`, `c/tools`: 36 .c and 71 .h files,
-about 42,000 lines). It is fetched with pip (PyPI is reachable where Debian
-source packages need deb-src lines and root), pinned by version and sha256,
-and unpacked under bench/out/, which git ignores: downloaded sources are never
-committed.
+about 42,000 lines).
 
-    python -m bench.fetch_corpus          # download, verify, unpack; prints the root
+    python -m bench.fetch_corpus          # download, verify, unpack brotli; prints the root
 """
 
 from __future__ import annotations
@@ -28,11 +32,33 @@ from bench.stats import write_atomic
 
 log = logging.getLogger(__name__)
 
-PACKAGE = "brotli"
-VERSION = "1.2.1"
-SDIST = f"{PACKAGE}-{VERSION}.tar.gz"
-SHA256 = "02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de"
-PROJECT_DIR = f"{PACKAGE}-{VERSION}"
+
+@dataclass(frozen=True, slots=True)
+class Sdist:
+    """One pinned source distribution on PyPI."""
+
+    package: str
+    version: str
+    sha256: str
+
+    @property
+    def archive(self) -> str:
+        """The file name pip saves."""
+        return f"{self.package}-{self.version}.tar.gz"
+
+    @property
+    def tree(self) -> str:
+        """The top directory inside the archive."""
+        return f"{self.package}-{self.version}"
+
+    @property
+    def description(self) -> str:
+        """One line for reports."""
+        return f"{self.package} {self.version} (PyPI sdist {self.archive}, sha256 {self.sha256})"
+
+
+BROTLI = Sdist("brotli", "1.2.1", "02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de")
+PROJECT_DIR = BROTLI.tree
 
 # A compilation database, not compile_flags.txt: clangd's background index
 # only indexes files a database lists, and without that index references
@@ -76,7 +102,9 @@ class Corpus:
     @property
     def description(self) -> str:
         """One line for reports."""
-        return f"{PACKAGE} {VERSION} C library (PyPI sdist {SDIST}, sha256 {SHA256[:16]}…)"
+        return (
+            f"{BROTLI.package} {BROTLI.version} C library (PyPI sdist {BROTLI.archive}, sha256 {BROTLI.sha256[:16]}…)"
+        )
 
 
 def _sha256(path: Path) -> str:
@@ -126,20 +154,18 @@ def unpack_once(archive: Path, dest: Path, tree_name: str, ready: str) -> Path:
     return tree
 
 
-def download_sdist(dest: Path) -> Path:
-    """The pinned brotli sdist in `dest`."""
-    return pip_download(PACKAGE, VERSION, SDIST, SHA256, dest)
+def fetch_sdist(sdist: Sdist, out_dir: Path, ready: str = "PKG-INFO") -> Path:
+    """Download, verify and unpack one sdist under `out_dir`; the pristine tree.
 
-
-def unpack(archive: Path, dest: Path) -> Path:
-    """The pristine brotli source tree, unpacked once."""
-    return unpack_once(archive, dest, PROJECT_DIR, "c/include/brotli/decode.h")
+    `ready` is a file inside the tree whose presence means an earlier unpack completed.
+    """
+    archive = pip_download(sdist.package, sdist.version, sdist.archive, sdist.sha256, out_dir / "downloads")
+    return unpack_once(archive, out_dir / "corpus", sdist.tree, ready)
 
 
 def fetch_pristine(out_dir: Path = OUT_DIR) -> Path:
-    """Download, verify and unpack the corpus; return the pristine tree."""
-    archive = download_sdist(out_dir / "downloads")
-    return unpack(archive, out_dir / "corpus")
+    """Download, verify and unpack the brotli corpus; return the pristine tree."""
+    return fetch_sdist(BROTLI, out_dir, "c/include/brotli/decode.h")
 
 
 def compilation_database(root: Path) -> str:

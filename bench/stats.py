@@ -1,4 +1,4 @@
-"""Latency summaries, the machine and code description every report carries, atomic output."""
+"""Latency summaries, process counters, the machine and code description every report carries, atomic output."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+# The folders whose code a benchmark measures (the daemon, its adapters, the search library).
+CODE_FOLDERS = ("daemon", "adapters", "graph")
 
 
 def percentile(sorted_values: Sequence[float], q: float) -> float:
@@ -120,28 +123,42 @@ def clangd_version(clangd: str) -> str:
     return _run([clangd, "--version"]).splitlines()[0] if clangd else "not installed"
 
 
-def machine(clangd: str | None = None) -> dict[str, Any]:
-    """What the figures were measured on."""
+def pyright_version() -> str:
+    """`pyright --version` of the venv's pyright (the one the daemon starts)."""
+    lines = _run([str(Path(sys.executable).parent / "pyright"), "--version"]).splitlines()
+    return lines[-1] if lines else "unknown"
+
+
+def machine(clangd: str | None = None, *, pyright: bool = False) -> dict[str, Any]:
+    """What the figures were measured on; `clangd` (a path) and `pyright` add those servers' versions."""
     info: dict[str, Any] = {
-        "nproc": os.cpu_count(),
+        # The cores this process may run on, which is what a benchmark gets.
+        "nproc": len(os.sched_getaffinity(0)),
         "cpu": _cpu_model(),
         "ram_gib": _ram_gib(),
         "kernel": platform.release(),
         "python": sys.version.split()[0],
-        "load_avg_at_start": [round(x, 2) for x in os.getloadavg()],
+        "load_avg_at_start": load_average(),
     }
     if clangd is not None:
         info["clangd"] = clangd_version(clangd)
+    if pyright:
+        info["pyright"] = pyright_version()
     return info
 
 
+def load_average() -> list[float]:
+    """The 1, 5 and 15 minute load averages, rounded."""
+    return [round(x, 2) for x in os.getloadavg()]
+
+
 def code_state(checkout: Path) -> dict[str, Any]:
-    """Which daemon code was measured: the commit, uncommitted files, and a hash of the sources as run."""
+    """Which lensmux code was measured: the commit, uncommitted files, and a hash of the sources as run."""
     digest = hashlib.sha256()
-    for path in sorted([*checkout.glob("daemon/**/*.py"), *checkout.glob("adapters/**/*.py")]):
+    for path in sorted(p for folder in CODE_FOLDERS for p in checkout.glob(f"{folder}/**/*.py")):
         digest.update(str(path.relative_to(checkout)).encode() + b"\0" + path.read_bytes())
     git = ["git", "-C", str(checkout)]
-    changed = _run([*git, "status", "--porcelain", "--", "daemon", "adapters"]).splitlines()
+    changed = _run([*git, "status", "--porcelain", "--", *CODE_FOLDERS]).splitlines()
     return {
         "commit": _run([*git, "rev-parse", "--short", "HEAD"]),
         "uncommitted": sorted(line.split(maxsplit=1)[-1] for line in changed if line.strip()),
@@ -149,12 +166,36 @@ def code_state(checkout: Path) -> dict[str, Any]:
     }
 
 
-def process_cpu_seconds(pid: int) -> float:
-    """User plus system CPU time a live process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def process_cpu_seconds(pid: int, *, gone: float | None = None) -> float:
+    """User plus system CPU time a process (not its children) has used so far.
+
+    A process that has exited raises OSError, or reads as `gone` when that is given.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        if gone is None:
+            raise
+        return gone
     ticks = os.sysconf("SC_CLK_TCK")
     # Fields 14 and 15 of stat (utime, stime), counted after the ")" of the name.
     return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def memory_kib(pid: int, field: str = "VmRSS") -> int:
+    """One memory line of /proc/PID/status (VmRSS, VmHWM, ...) in KiB; 0 once the process is gone."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return int(line.split()[1])
+    except OSError:
+        return 0
+    return 0
+
+
+def memory_mib(pid: int) -> dict[str, float]:
+    """A process's lifetime peak (VmHWM) and current resident memory (VmRSS), in MiB."""
+    return {field: round(memory_kib(pid, field) / 1024, 1) for field in ("VmHWM", "VmRSS")}
 
 
 def process_counters(pid: int) -> dict[str, float]:

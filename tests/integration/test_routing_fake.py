@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon, wait_until
-from support.fake_servers import FAKE_LSP_SERVER
-from support.lspclient import LspClient, LspResponseError
+from support.fake_servers import FAKE_LSP_SERVER, fake_workspace
+from support.lspclient import LspClient, LspResponseError, initialized_clients
 
 pytestmark = [pytest.mark.anyio]
 
@@ -37,10 +37,7 @@ def fake_daemon(tmp_path: Path) -> Iterator[DaemonProc]:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """An empty workspace with a text file."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\n")
-    return path
+    return fake_workspace(tmp_path / "ws")
 
 
 async def test_workspace_configuration_is_answered_by_the_daemon(fake_daemon: DaemonProc, root: Path) -> None:
@@ -55,10 +52,8 @@ async def test_workspace_configuration_is_answered_by_the_daemon(fake_daemon: Da
 
 
 async def test_same_request_ids_from_two_clients_reach_the_right_client(fake_daemon: DaemonProc, root: Path) -> None:
-    argv = fake_daemon.client_argv("fake")
-    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
+    async with clients as (a, b):
         results: dict[str, Any] = {}
 
         async def ask(client: LspClient, tag: str) -> None:
@@ -93,10 +88,8 @@ async def test_registrations_are_replayed_to_a_client_that_joins_later(fake_daem
 
 
 async def test_server_progress_reaches_clients_after_create(fake_daemon: DaemonProc, root: Path) -> None:
-    argv = fake_daemon.client_argv("fake")
-    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
+    async with clients as (a, b):
         token = (await a.request("fake/progress", {"token": "work-1"}))["token"]
         for client in (a, b):
             end = await client.wait_notification("$/progress", lambda p: p["value"]["kind"] == "end", timeout=10)
@@ -108,10 +101,8 @@ async def test_server_progress_reaches_clients_after_create(fake_daemon: DaemonP
 
 
 async def test_apply_edit_goes_to_the_client_whose_request_caused_it(fake_daemon: DaemonProc, root: Path) -> None:
-    argv = fake_daemon.client_argv("fake")
-    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
+    async with clients as (a, b):
         edit = {"edit": {"changes": {}}, "label": "fix"}
         reply = await b.request("fake/askClient", {"method": "workspace/applyEdit", "params": edit})
         assert reply["result"] == {"applied": True}
@@ -150,10 +141,8 @@ async def test_cancel_is_forwarded_with_the_rewritten_id(fake_daemon: DaemonProc
 
 
 async def test_server_sees_one_document_with_increasing_versions(fake_daemon: DaemonProc, root: Path) -> None:
-    argv = fake_daemon.client_argv("fake")
-    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
+    async with clients as (a, b):
         uri = await a.open(root / "a.txt", "plaintext")
         await b.open(root / "a.txt", "plaintext")
         edit = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 5}}
@@ -178,17 +167,15 @@ async def test_server_sees_one_document_with_increasing_versions(fake_daemon: Da
 
 
 async def test_a_second_editor_opening_the_disk_text_keeps_unsaved_edits(fake_daemon: DaemonProc, root: Path) -> None:
-    argv = fake_daemon.client_argv("fake")
-    async with LspClient.over_process(argv, name="editing") as a, LspClient.over_process(argv, name="browsing") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake_daemon.client_argv("fake"), root, "editing", "browsing")
+    async with clients as (a, b):
         uri = await a.open(root / "a.txt", "plaintext")
         await a.change_full(uri, "unsaved work\n", 2)
         await a.request("fake/echo", {})  # a's edit is in before b opens
         await b.open(root / "a.txt", "plaintext")  # the disk text
         assert (await b.request("fake/documentText"))[uri]["text"] == "unsaved work\n"
         # A newcomer with edits of its own does win.
-        async with LspClient.over_process(argv, name="reloading") as c:
+        async with LspClient.over_process(fake_daemon.client_argv("fake"), name="reloading") as c:
             await c.initialize(root)
             await c.open(root / "a.txt", "plaintext", text="third view\n")
             assert (await c.request("fake/documentText"))[uri]["text"] == "third view\n"

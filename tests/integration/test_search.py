@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import signal
 import socket
-import subprocess
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -43,14 +42,7 @@ def _start(base: Path) -> Iterator[Indexed]:
     py, c = write_py_project(base / "pyproj"), write_c_project(base / "cproj")
     with running_daemon(base / "d", f"[daemon.http]\nport = {port}\n") as daemon:
         for root in (py, c):
-            result = subprocess.run(
-                [LENSMUX, "index", str(root), "--wait", "--json", "--runtime-dir", str(daemon.runtime_dir)],
-                env=daemon.env,
-                capture_output=True,
-                text=True,
-                timeout=600,
-                check=False,
-            )
+            result = daemon.run_cli("index", str(root), "--wait", "--json", timeout=600)
             assert result.returncode == 0, result.stderr
         yield Indexed(daemon, port, py, c)
 
@@ -139,25 +131,11 @@ def test_context_fits_the_budget_in_embedding_tokens(indexed: Indexed) -> None:
     tokenizer.no_padding()  # the file pads everything to 128
     for fmt in ("markdown", "xml", "plain"):
         for budget in (60, 150, 2000):
-            result = subprocess.run(
-                [
-                    LENSMUX,
-                    "search",
-                    "scale and add numbers",
-                    "--root",
-                    str(py_project),
-                    "--format",
-                    fmt,
-                    "--budget-tokens",
-                    str(budget),
-                    "--runtime-dir",
-                    str(searchd.runtime_dir),
-                ],
-                env=searchd.env,
-                capture_output=True,
-                text=True,
+            result = searchd.run_cli(
+                "search",
+                "scale and add numbers",
+                *("--root", str(py_project), "--format", fmt, "--budget-tokens", str(budget)),
                 timeout=120,
-                check=False,
             )
             assert result.returncode == 0, result.stderr
             text = result.stdout.rstrip("\n")

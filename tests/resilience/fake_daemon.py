@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from support.daemon_proc import DaemonProc
+from support.daemon_proc import DaemonProc, wait_until
+from support.fake_servers import fake_workspace
 
 CONNECTION_TASK_FAILED = "connection task failed"
 
 
 def make_workspace(path: Path) -> Path:
     """A workspace root (a git marker and one text file)."""
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\n")
-    return path
+    return fake_workspace(path)
 
 
 def fake_socket(daemon: DaemonProc) -> Path:
@@ -44,6 +43,16 @@ def new_log_lines(daemon: DaemonProc, since: int) -> list[str]:
 def log_length(daemon: DaemonProc) -> int:
     """Number of lines logged so far."""
     return len(daemon.log_text().splitlines())
+
+
+def wait_for_log_line(daemon: DaemonProc, since: int, *fragments: str, timeout: float = 10) -> list[str]:
+    """The log lines after the first `since` that contain every fragment; fails the test if none comes in time."""
+
+    def matching() -> list[str]:
+        return [line for line in new_log_lines(daemon, since) if all(f in line for f in fragments)]
+
+    found: list[str] = wait_until(matching, timeout=timeout, what=f"a log line naming {fragments!r}")
+    return found
 
 
 def memory_kib(pid: int, field: str) -> int:

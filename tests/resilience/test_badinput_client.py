@@ -22,7 +22,7 @@ from resilience.fake_daemon import (
     log_count,
     log_length,
     make_workspace,
-    new_log_lines,
+    wait_for_log_line,
 )
 from resilience.wire_client import WireClient, frame, frame_json
 
@@ -204,14 +204,7 @@ def test_unframeable_input_closes_the_connection_with_a_log_line(
         received = client.wait_closed()
     assert not [m for m in received if "method" not in m], f"unframeable input was answered: {received}"
 
-    def logged_line() -> list[str]:
-        return [
-            line
-            for line in new_log_lines(fake_daemon, mark)
-            if "disconnected: unrecoverable framing error" in line and logged in line
-        ]
-
-    wait_until(logged_line, timeout=10, what=f"a log line naming {logged!r}")
+    wait_for_log_line(fake_daemon, mark, "disconnected: unrecoverable framing error", logged)
     assert_everyone_else_carries_on(fake_daemon, bystander)
 
 

@@ -14,7 +14,7 @@ from resilience.fake_daemon import (
     daemon_tracebacks,
     log_count,
     log_length,
-    new_log_lines,
+    wait_for_log_line,
 )
 from resilience.wire_client import WireClient, frame, frame_json
 
@@ -99,12 +99,5 @@ def test_unframeable_control_input_closes_the_connection_with_a_log_line(
         client.shutdown_write()
         assert client.wait_closed() == []
 
-    def logged_line() -> list[str]:
-        return [
-            line
-            for line in new_log_lines(plain_daemon, mark)
-            if "control: closing connection" in line and logged in line
-        ]
-
-    wait_until(logged_line, timeout=10, what=f"a log line naming {logged!r}")
+    wait_for_log_line(plain_daemon, mark, "control: closing connection", logged)
     assert plain_daemon.status()["pid"] == plain_daemon.pid

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon
-from support.fake_servers import fake_server_config
-from support.lspclient import LspClient
+from support.fake_servers import fake_server_config, fake_workspace
+from support.lspclient import LspClient, initialized_clients
 
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
@@ -23,11 +23,7 @@ pytestmark = [pytest.mark.anyio]
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A workspace with two text files."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\ngamma\n")
-    (path / "b.txt").write_text("one\ntwo\n")
-    return path
+    return fake_workspace(tmp_path / "ws", {"a.txt": "alpha\nbeta\ngamma\n", "b.txt": "one\ntwo\n"})
 
 
 @pytest.fixture
@@ -104,10 +100,8 @@ async def test_disk_changes_and_watched_file_events_invalidate(fake: DaemonProc,
 
 
 async def test_identical_concurrent_requests_reach_the_server_once(fake: DaemonProc, root: Path) -> None:
-    argv = fake.client_argv("fake")
-    async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-        await a.initialize(root)
-        await b.initialize(root)
+    clients = initialized_clients(fake.client_argv("fake"), root, "a", "b")
+    async with clients as (a, b):
         uri = await a.open(root / "a.txt", "plaintext")
         await b.open(root / "a.txt", "plaintext")
         answers: list[Any] = []
@@ -127,10 +121,8 @@ async def test_no_stale_answer_across_a_random_edit_sequence(tmp_path: Path, roo
     """The fake's hover reports the server's current line; the cache must never answer an older one."""
     rng = random.Random(1234)
     with running_daemon(tmp_path / "d", fake_server_config()) as daemon:
-        argv = daemon.client_argv("fake")
-        async with LspClient.over_process(argv, name="a") as a, LspClient.over_process(argv, name="b") as b:
-            await a.initialize(root)
-            await b.initialize(root)
+        clients = initialized_clients(daemon.client_argv("fake"), root, "a", "b")
+        async with clients as (a, b):
             lines = ["alpha", "beta", "gamma"]
             uri = await a.open(root / "a.txt", "plaintext", text="\n".join(lines) + "\n")
             await b.open(root / "a.txt", "plaintext", text="\n".join(lines) + "\n")

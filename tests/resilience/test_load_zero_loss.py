@@ -9,7 +9,7 @@ cache and the coalescing of identical requests run under the same load.
 Three more clients do the same against the pygls fake server (`fake/echo`, and
 hover on distinct lines of a document one of them edits meanwhile). Lost,
 duplicated and misrouted answers must all be zero; speed is measured by
-`python -m bench.bench_load_run`, not here.
+`python -m bench.mux.load`, not here.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import DaemonProc, process_alive, running_daemon, wait_until
-from support.fake_servers import fake_server_config
+from support.fake_servers import fake_server_config, fake_workspace
 from support.lspclient import LspClient, LspResponseError
 
 pytestmark = [pytest.mark.anyio]
@@ -21,10 +21,7 @@ pytestmark = [pytest.mark.anyio]
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A workspace with one text file."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\n")
-    return path
+    return fake_workspace(tmp_path / "ws")
 
 
 @pytest.fixture

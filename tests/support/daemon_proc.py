@@ -117,6 +117,18 @@ class DaemonProc:
         """The command an editor would run to reach `server` through this daemon."""
         return [LENSMUX, "client", server, "--runtime-dir", str(self.runtime_dir), "--no-autostart"]
 
+    def run_cli(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        """`lensmux ARGS` against this daemon, as a user runs it; output captured, the exit status not checked."""
+        return subprocess.run(
+            [LENSMUX, *args, "--runtime-dir", str(self.runtime_dir)],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+
     def log_text(self) -> str:
         """Everything the daemon logged so far."""
         return self.log.read_text(errors="replace")

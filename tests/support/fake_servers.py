@@ -1,9 +1,10 @@
-"""Command lines for the scripted fake language servers in tests/fakes/."""
+"""Command lines, daemon configuration and a workspace for the scripted fake language servers in tests/fakes/."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 FAKES_DIR = Path(__file__).resolve().parent.parent / "fakes"
@@ -36,3 +37,11 @@ def fake_server_config(*flags: str, extra: str = "") -> str:
         + 'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n'
         + extra
     )
+
+
+def fake_workspace(path: Path, files: Mapping[str, str] | None = None) -> Path:
+    """A workspace root the fake server is started for: a git marker and its text files (default one, a.txt)."""
+    (path / ".git").mkdir(parents=True)
+    for rel, text in (files or {"a.txt": "alpha\nbeta\n"}).items():
+        (path / rel).write_text(text)
+    return path

@@ -10,7 +10,7 @@ import logging
 import os
 import signal
 from collections.abc import AsyncIterator, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from subprocess import PIPE
 from typing import Any
@@ -263,3 +263,16 @@ class LspClient(LspConnection):
             await self.closed.wait()
             await self._stderr_done.wait()
         await process.aclose()
+
+
+@asynccontextmanager
+async def initialized_clients(argv: Sequence[str], root: Path, *names: str) -> AsyncIterator[list[LspClient]]:
+    """One client per name, each over its own `argv` process (a `lensmux client` bridge), initialized for `root`.
+
+    What several editors opening the same workspace do; the processes all start before the first handshake.
+    """
+    async with AsyncExitStack() as stack:
+        clients = [await stack.enter_async_context(LspClient.over_process(argv, name=name)) for name in names]
+        for client in clients:
+            await client.initialize(root)
+        yield clients

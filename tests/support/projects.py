@@ -1,4 +1,4 @@
-"""Small real projects for integration tests: C (clangd) and Python (pyright)."""
+"""Small real projects for integration tests, C (clangd) and Python (pyright), and the writer of any tree."""
 
 from __future__ import annotations
 
@@ -66,19 +66,20 @@ PY_FILES = {
 }
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    """Create the files (and their directories) under `root`; returns `root`."""
     for rel, text in files.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     return root
 
 
 def write_c_project(root: Path) -> Path:
     """Write the C project under `root`."""
-    return _write(root, C_FILES)
+    return write_files(root, C_FILES)
 
 
 def write_py_project(root: Path) -> Path:
     """Write the Python project under `root`."""
-    return _write(root, PY_FILES)
+    return write_files(root, PY_FILES)

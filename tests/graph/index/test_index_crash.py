@@ -17,17 +17,20 @@ from pathlib import Path
 import anyio
 import numpy
 import pytest
-from index_fakes import FakeEmbedder, FakeSymbolSource, crash_worker_config, module_text, write_files
+from index_fakes import FakeEmbedder, FakeSymbolSource, crash_worker_config, module_text
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer, VectorIndex
 from lensmux.graph.index.records import VectorPointer
 
 HERE = Path(__file__).parent
+# index_fakes imports the shared fakes from tests/support.
+TESTS = HERE.parent.parent
 
 
 def _start_worker(root: Path, state: Path, save_interval_s: float = 0.0) -> subprocess.Popen[str]:
     code = (
-        f"import sys; sys.path.insert(0, {str(HERE)!r}); from index_fakes import run_indexer_main; "
+        f"import sys; sys.path[:0] = [{str(HERE)!r}, {str(TESTS)!r}]; from index_fakes import run_indexer_main; "
         f"run_indexer_main({str(root)!r}, {str(state)!r}, {save_interval_s!r})"
     )
     return subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -6,7 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from index_fakes import FakeEmbedder, FakeSymbolSource, module_text, write_files
+from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
+from support.projects import write_files
 
 from lensmux.graph.index import EmbeddingFailed, IndexConfig, Indexer
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import anyio
 import pytest
-from index_fakes import FakeEmbedder, FakeSymbolSource, module_text, write_files
+from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
+from support.projects import write_files
 
 from lensmux.graph.index import IndexConfig, Indexer
 

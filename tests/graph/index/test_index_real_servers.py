@@ -15,7 +15,8 @@ from typing import Any
 import anyio
 import anyio.abc
 import pytest
-from index_fakes import FakeEmbedder, write_files
+from index_fakes import FakeEmbedder
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer
 

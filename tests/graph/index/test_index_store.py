@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from index_fakes import DIM, FakeEmbedder, FakeSymbolSource, write_files
+from index_fakes import DIM, FakeEmbedder, FakeSymbolSource
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexLocked, RootNotIndexed, Store, default_store_dir
 

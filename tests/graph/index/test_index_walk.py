@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from index_fakes import write_files
+from support.projects import write_files
 
 from lensmux.graph.index.languages import language_for
 from lensmux.graph.index.walk import IgnoreRules, read_source, walk_files

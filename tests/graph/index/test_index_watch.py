@@ -8,7 +8,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from index_fakes import FakeEmbedder, FakeSymbolSource, module_text, write_files
+from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
+from support.projects import write_files
 
 from lensmux.graph.index import IndexConfig, IndexCorrupt, Indexer, VectorIndex
 

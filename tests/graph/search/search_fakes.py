@@ -1,4 +1,4 @@
-"""Fakes for the search tests: a hashing embedder, an ast symbol source, and an ast "language server".
+"""Fakes for the search tests: the shared embedder and symbol source, and an ast "language server".
 
 FakeGateway answers prepareCallHierarchy, incomingCalls, outgoingCalls, references,
 definition and workspace/symbol for small Python trees by reading their ast, so the
@@ -9,9 +9,8 @@ expansion logic can be tested without a server, and it injects faults on demand
 from __future__ import annotations
 
 import ast
-import hashlib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,76 +18,26 @@ from urllib.parse import unquote, urlparse
 
 import anyio
 import anyio.lowlevel
-import numpy
-import numpy.typing as npt
+from support.graph_fakes import AstSymbolSource, HashingEmbedder
+from support.graph_fakes import lsp_range as _rng
 
-from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search import GatewayError
 
-DIM = 64
 METHOD_NOT_FOUND = -32601
 
 
-class FakeEmbedder:
-    """Hashed bag of words (identifier parts included), L2-normalised; count_tokens counts words."""
-
-    dim = DIM
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
-        out = numpy.zeros((len(texts), DIM), dtype=numpy.float32)
-        for row, text in enumerate(texts):
-            for word in re.findall(r"\w+", text):
-                for part in [word.lower(), *split_identifier(word)]:
-                    bucket = int.from_bytes(hashlib.blake2b(part.encode(), digest_size=4).digest(), "little")
-                    out[row, bucket % DIM] += 1.0
-            norm = float(numpy.linalg.norm(out[row]))
-            if norm == 0.0:
-                out[row, 0] = 1.0
-            else:
-                out[row] /= norm
-        return out
-
-    def embed_query(self, text: str) -> npt.NDArray[numpy.float32]:
-        vector: npt.NDArray[numpy.float32] = self.embed([text])[0]
-        return vector
+class FakeEmbedder(HashingEmbedder):
+    """The hashing embedder; count_tokens counts words and punctuation, as a subword tokenizer would more."""
 
     def count_tokens(self, text: str) -> int:
         return len(re.findall(r"\w+|[^\w\s]", text))
 
 
-def _pos(line: int, char: int) -> dict[str, int]:
-    return {"line": line, "character": char}
+class FakeSymbolSource(AstSymbolSource):
+    """documentSymbol for Python from the ast, functions and classes only; None for other languages."""
 
-
-def _rng(sl: int, sc: int, el: int, ec: int) -> dict[str, Any]:
-    return {"start": _pos(sl, sc), "end": _pos(el, ec)}
-
-
-class FakeSymbolSource:
-    """documentSymbol for Python from the ast module; None for other languages."""
-
-    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
-        await anyio.lowlevel.checkpoint()
-        if language_id != "python":
-            return None
-        lines = text.split("\n")
-        return [s for node in ast.parse(text).body if (s := _doc_symbol(node, lines, False)) is not None]
-
-
-def _doc_symbol(node: ast.stmt, lines: list[str], in_class: bool) -> dict[str, Any] | None:
-    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return None
-    kind = 5 if isinstance(node, ast.ClassDef) else (6 if in_class else 12)
-    col = lines[node.lineno - 1].find(node.name)
-    children = [c for child in node.body if (c := _doc_symbol(child, lines, isinstance(node, ast.ClassDef)))]
-    assert node.end_lineno is not None and node.end_col_offset is not None
-    return {
-        "name": node.name,
-        "kind": kind,
-        "range": _rng(node.lineno - 1, node.col_offset, node.end_lineno - 1, node.end_col_offset),
-        "selectionRange": _rng(node.lineno - 1, col, node.lineno - 1, col + len(node.name)),
-        "children": children,
-    }
+    def __init__(self) -> None:
+        super().__init__(variables=False)
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from search_fakes import FakeEmbedder, FakeSymbolSource
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer
 
@@ -130,19 +131,10 @@ def hub_project(callers: int = 30) -> dict[str, str]:
     }
 
 
-def write_tree(root: Path, files: dict[str, str]) -> Path:
-    """Create the files under root."""
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
-
-
 @contextlib.asynccontextmanager
 async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> AsyncIterator[Indexer]:
     """A real Indexer over the tree, fully indexed with the fake embedder and ast symbols."""
-    root = write_tree(tmp_path / name, files).resolve()
+    root = write_files(tmp_path / name, files).resolve()
     async with Indexer(root, tmp_path / f"{name}-state", FakeEmbedder(), FakeSymbolSource()) as ix:
         await ix.index_all()
         yield ix

@@ -8,7 +8,8 @@ from typing import Any
 import msgspec
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import UPLOADER, indexed, write_tree
+from search_projects import UPLOADER, indexed
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import (
@@ -146,7 +147,7 @@ async def test_root_still_indexing_answers_with_a_warning(tmp_path: Path) -> Non
 
 
 async def test_closed_index_is_not_ready(tmp_path: Path) -> None:
-    root = write_tree(tmp_path / "repo", UPLOADER)
+    root = write_files(tmp_path / "repo", UPLOADER)
     ix = Indexer(root, tmp_path / "state", FakeEmbedder(), FakeSymbolSourceNone())
     with pytest.raises(RootNotReady) as info:
         await _engine(ix).search(SearchRequest(query="x"), ix)

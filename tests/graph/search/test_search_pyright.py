@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 from search_fakes import FakeEmbedder
-from search_projects import UPLOADER, write_tree
+from search_projects import UPLOADER
 from support.lspclient import LspClient, LspResponseError, LspTimeout, uri_path
+from support.projects import write_files
 
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import (
@@ -85,7 +86,7 @@ class PyrightStdioGateway:
 @asynccontextmanager
 async def pyright_index(tmp_path: Path) -> AsyncIterator[tuple[Indexer, LspClient]]:
     """UPLOADER indexed with pyright's symbols; yields the index and the live client."""
-    root = write_tree(tmp_path / "repo", UPLOADER).resolve()
+    root = write_files(tmp_path / "repo", UPLOADER).resolve()
     async with LspClient.over_process([str(PYRIGHT), "--stdio"], cwd=root, name="pyright") as client:
         await client.initialize(root)
         async with Indexer(root, tmp_path / "state", FakeEmbedder(), PyrightStdioGateway(client)) as ix:

@@ -1,6 +1,6 @@
 """The floor under the daemon: what any Python process in the middle costs on this machine.
 
-    python -m bench.hop_floor            # direct vs byte splicer vs lensmux, one client, interleaved
+    python -m bench.mux.hop_floor            # direct vs byte splicer vs lensmux, one client, interleaved
 
 Three routes to the echo server, measured alternately with the same closed-loop
 client: straight over stdio; through a minimal splicer (asyncio protocols that
@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import logging
-import os
 import subprocess
 import sys
 import time
@@ -28,11 +26,11 @@ from typing import Any
 
 import anyio
 
-from bench import CHECKOUT, OUT_DIR, echo_throughput
+from bench import CHECKOUT
 from bench.daemon_launch import ECHO_SERVER, bench_daemon, config_text
-from bench.stats import process_counters, write_atomic
-
-log = logging.getLogger("bench.hop_floor")
+from bench.mux import echo_throughput
+from bench.runner import add_common_options, arg_parser, start_logging
+from bench.stats import load_average, process_counters, write_atomic
 
 
 class SplicerFailed(Exception):
@@ -87,7 +85,7 @@ async def _serve_splicer(path: str) -> None:
 
 def _splicer_process(path: Path) -> subprocess.Popen[bytes]:
     path.unlink(missing_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "bench.hop_floor", "--splice", str(path)], cwd=CHECKOUT)
+    proc = subprocess.Popen([sys.executable, "-m", "bench.mux.hop_floor", "--splice", str(path)], cwd=CHECKOUT)
     deadline = time.monotonic() + 30
     while not path.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
@@ -153,16 +151,16 @@ def _table(samples: dict[str, list[dict[str, Any]]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Measure, or (with --splice) be the splicer."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("--splice", metavar="SOCKET", help=argparse.SUPPRESS)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--out", type=Path, default=OUT_DIR)
+    add_common_options(parser)
     args = parser.parse_args(argv)
     if args.splice:
         asyncio.run(_serve_splicer(args.splice))
         return 0
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    start_logging(args.verbose)
     args.out = args.out.resolve()
     work = args.out / "work"
     splice_sock = work / "splice.sock"
@@ -176,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         splicer.terminate()
         splicer.wait()
     table = _table(samples)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    load = ", ".join(f"{x:.2f}" for x in load_average())
     report = f"{table}\n\n{args.trials} trials of {args.duration:g} s per route; load average at the end {load}\n"
     write_atomic(args.out / "hop_floor.json", json.dumps(samples, indent=1) + "\n")
     write_atomic(args.out / "hop_floor.md", report)

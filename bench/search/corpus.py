@@ -1,23 +1,20 @@
 """The search evaluation's projects: pinned PyPI sdists, a docstring-stripped copy each, and its queries.
 
-Only PyPI, npm and Debian are reachable, so a "real project" is a source
-distribution: `pip download --no-binary :all: --no-deps NAME==VER` into
-bench/out/search/downloads/, checked against a pinned sha256, unpacked once under
-bench/out/search/corpus/ and copied to bench/out/search/roots/<name>/ with every
-function docstring removed (bench_search_strip.py). Git ignores bench/out/: sources
-are never committed.
+Each project is fetched like every corpus (bench/fetch_corpus.py: pinned sdist,
+`pip download --no-binary :all: --no-deps NAME==VER`) into bench/out/search/ and
+copied to bench/out/search/roots/<name>/ with every function docstring removed
+(docstring_strip.py). Git ignores bench/out/: sources are never committed.
 
 The queries of a project are the first sentences of the docstrings of its library
 code (not tests, docs or examples, whose docstrings describe test scenarios), each
 answered by the function it was taken from. The whole sdist is indexed, tests
 included, so those are distractors like in a real checkout.
 
-    python -m bench.bench_search_corpus flask requests   # fetch, strip, write queries; print a summary
+    python -m bench.search.corpus flask requests   # fetch, strip, write queries; print a summary
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import logging
 import shutil
@@ -26,42 +23,30 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from bench.bench_search_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
-from bench.fetch_corpus import (
-    CorpusChecksumMismatch,
-    CorpusDownloadFailed,
-    CorpusError,
-    pip_download,
-    unpack_once,
-)
+from bench import OUT_DIR as BENCH_OUT
+from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
+from bench.runner import arg_parser
+from bench.search.docstring_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
 
-OUT_DIR = Path(__file__).resolve().parent / "out" / "search"
+OUT_DIR = BENCH_OUT / "search"
 # Bumped whenever stripping or query selection changes, so saved copies are rebuilt.
 STRIP_VERSION = 1
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CorpusChecksumMismatch", "CorpusDownloadFailed", "CorpusError"]
+__all__ = ["CorpusError", "Prepared", "Project", "Query", "load_or_prepare", "prepare", "summary"]
 
 
 @dataclass(frozen=True, slots=True)
-class Project:
+class Project(Sdist):
     """One pinned source distribution and the role it plays in the evaluation."""
 
-    name: str
-    version: str
-    sha256: str
-    role: str  # "tuning" or "report"
+    role: str = "report"  # "tuning" or "report"
 
     @property
-    def archive(self) -> str:
-        """The file name pip saves."""
-        return f"{self.name}-{self.version}.tar.gz"
-
-    @property
-    def tree(self) -> str:
-        """The top directory inside the archive."""
-        return f"{self.name}-{self.version}"
+    def name(self) -> str:
+        """The project's (and its package's) name."""
+        return self.package
 
 
 # flask tunes; the others only report. requests (reST, ~11k lines), rich (Google style,
@@ -106,16 +91,6 @@ class Prepared:
     skipped_nested: int
 
 
-def download(project: Project, dest: Path) -> Path:
-    """The pinned archive in `dest`, downloaded with pip unless already there and intact."""
-    return pip_download(project.name, project.version, project.archive, project.sha256, dest)
-
-
-def unpack(project: Project, archive: Path, dest: Path) -> Path:
-    """The pristine tree, unpacked once."""
-    return unpack_once(archive, dest, project.tree, "PKG-INFO")
-
-
 def is_library(rel_path: str) -> bool:
     """Whether a file is library code (queries come only from there)."""
     path = PurePosixPath(rel_path)
@@ -130,7 +105,7 @@ def prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
     if name not in PROJECTS:
         raise CorpusError(f"unknown project {name!r} (known: {', '.join(PROJECTS)})")
     project = PROJECTS[name]
-    pristine = unpack(project, download(project, out_dir / "downloads"), out_dir / "corpus")
+    pristine = fetch_sdist(project, out_dir)
     root = out_dir / "roots" / name / project.tree
     shutil.rmtree(root.parent, ignore_errors=True)
     shutil.copytree(pristine, root)
@@ -210,7 +185,7 @@ def summary(prepared: Prepared) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Prepare projects and print their summaries."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("projects", nargs="*", default=sorted(PROJECTS), help=f"any of {sorted(PROJECTS)}")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
@@ -218,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             prepared = prepare(name)
         except CorpusError as exc:
-            print(f"bench_search_corpus: {exc}", file=sys.stderr)
+            print(f"bench.search.corpus: {exc}", file=sys.stderr)
             return 1
         print(json.dumps(summary(prepared)))
     return 0

@@ -1,4 +1,4 @@
-"""Load phases for the resilience benchmark: many clients, and every answer accounted for.
+"""Load phases for the resilience benchmark: many clients, every answer accounted for, cache hits counted.
 
 A `Lane` is one logical client: a script of requests (`Ask`) and edits (`Edit`)
 sent over one `LspClient` connection with up to `inflight` requests outstanding.
@@ -15,13 +15,13 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, LspConnectionClosed, LspResponseError, LspTimeout, RequestId
 
-from bench.stats import Summary, process_cpu_seconds
+from bench.stats import Summary, memory_kib, process_cpu_seconds
 
 Verdict = Literal["ok", "misrouted", "unexpected"]
 # Answers that arrive after the last request finished still count (as duplicates).
@@ -134,16 +134,6 @@ def account(clients: Sequence[LspClient], tally: Tally) -> dict[str, int]:
     return {k: counts[k] for k in ("requests", "ok", "error_answers", "lost", "duplicated", "misrouted", "unexpected")}
 
 
-def _memory_kib(pid: int, field_name: str) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(f"{field_name}:"):
-                return int(line.split()[1])
-    except OSError:
-        return 0
-    return 0
-
-
 @dataclass(slots=True)
 class RssSampler:
     """Peak resident memory of one process, polled while a phase runs."""
@@ -155,7 +145,7 @@ class RssSampler:
     async def sample_task(self, stop: anyio.Event) -> None:
         """Poll VmRSS until `stop` is set."""
         while not stop.is_set():
-            self.peak_kib = max(self.peak_kib, _memory_kib(self.pid, "VmRSS"))
+            self.peak_kib = max(self.peak_kib, memory_kib(self.pid, "VmRSS"))
             with anyio.move_on_after(self.interval_s):
                 await stop.wait()
 
@@ -163,8 +153,32 @@ class RssSampler:
         """Peak while sampled, and the kernel's lifetime high-water mark (VmHWM), in MiB."""
         return {
             "peak_rss_mib": round(self.peak_kib / 1024, 1),
-            "vmhwm_mib": round(_memory_kib(self.pid, "VmHWM") / 1024, 1),
+            "vmhwm_mib": round(memory_kib(self.pid, "VmHWM") / 1024, 1),
         }
+
+
+def cache_methods(daemon: DaemonProc, server: str) -> dict[str, dict[str, int]]:
+    """The daemon's response-cache hits and misses per method for one server's instances, so far."""
+    out: dict[str, dict[str, int]] = {}
+    for inst in daemon.instances(server):
+        for method, stats in inst["cache"]["methods"].items():
+            slot = out.setdefault(method, {"hits": 0, "misses": 0})
+            slot["hits"] += stats["hits"]
+            slot["misses"] += stats["misses"]
+    return out
+
+
+def cache_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """Hits, misses and hit rate per method and overall between two `cache_methods` readings."""
+    methods: dict[str, Any] = {}
+    for method, now in after.items():
+        old = before.get(method, {"hits": 0, "misses": 0})
+        hits, misses = now["hits"] - old["hits"], now["misses"] - old["misses"]
+        if hits or misses:
+            methods[method] = {"hits": hits, "misses": misses, "hit_rate": round(hits / (hits + misses), 4)}
+    hits = sum(m["hits"] for m in methods.values())
+    misses = sum(m["misses"] for m in methods.values())
+    return {"hits": hits, "misses": misses, "hit_rate": round(hits / max(1, hits + misses), 4), "methods": methods}
 
 
 def _cpu(pids: dict[str, int]) -> dict[str, float]:

@@ -12,7 +12,7 @@ again on every later request.
 This talks to pyright directly over stdio with the test suite's client (no lensmux
 code in between):
 
-    python -m bench.bench_search_pyright_cancel [ROOT FILE]   # default: the flask copy of bench_search_corpus
+    python -m bench.search.pyright_cancel [ROOT FILE]   # default: the flask copy of bench.search.corpus
 
 It prints each answer; on an affected pyright the three requests after the cancelled one fail.
 """
@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 from support.lspclient import LspClient, LspResponseError, LspTimeout
 
-from bench.bench_search_corpus import OUT_DIR
+from bench.search.corpus import OUT_DIR
 
 PYRIGHT = Path(sys.executable).parent / "pyright-langserver"
 DEFAULT_ROOT = OUT_DIR / "roots" / "flask" / "flask-3.1.0"
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args[0]).resolve() if args else DEFAULT_ROOT.resolve()
     path = root / (args[1] if len(args) > 1 else DEFAULT_FILE)
     if not path.is_file():
-        print(f"{path} does not exist (run `python -m bench.bench_search_corpus flask` first)", file=sys.stderr)
+        print(f"{path} does not exist (run `python -m bench.search.corpus flask` first)", file=sys.stderr)
         return 2
     for line in anyio.run(reproduce, root, path):
         print(line)

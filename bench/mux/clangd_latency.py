@@ -25,19 +25,14 @@ import anyio
 from support.lspclient import LspClient, LspClientError, path_uri
 
 from bench.fetch_corpus import Corpus
+from bench.mux.clangd_queries import DEFINITION, HOVER, REFERENCES, REQUEST_TIMEOUT, SYMBOLS, Query, spread
 from bench.stats import Added, Summary, paired_median_us, process_cpu_seconds
 
 log = logging.getLogger(__name__)
 
-METHODS = (
-    "textDocument/documentSymbol",
-    "textDocument/definition",
-    "textDocument/references",
-    "textDocument/hover",
-)
+METHODS = (SYMBOLS, DEFINITION, REFERENCES, HOVER)
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
 FUNCTION_KIND = 12
-REQUEST_TIMEOUT = 120.0
 
 
 class LatencyBenchError(Exception):
@@ -58,26 +53,6 @@ class RouteSpec:
     initialization_options: dict[str, Any] | None = None
     # For daemon routes: whether the daemon's adapter still sees the index running.
     indexing: Callable[[], bool] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One request of a round, independent of the route's root."""
-
-    method: str
-    file: str
-    line: int = 0
-    character: int = 0
-
-    def params(self, corpus: Corpus) -> dict[str, Any]:
-        """The request params for one route's copy of the corpus."""
-        doc = {"uri": path_uri(corpus.path(self.file))}
-        if self.method == "textDocument/documentSymbol":
-            return {"textDocument": doc}
-        params: dict[str, Any] = {"textDocument": doc, "position": {"line": self.line, "character": self.character}}
-        if self.method == "textDocument/references":
-            params["context"] = {"includeDeclaration": True}
-        return params
 
 
 @dataclass(slots=True)
@@ -150,12 +125,9 @@ async def pick_queries(route: Route, per_file: int) -> list[Query]:
     """documentSymbol per file, then definition, references and hover at `per_file` function names each."""
     queries: list[Query] = []
     for relative in route.spec.corpus.files:
-        queries.append(Query("textDocument/documentSymbol", relative))
-        symbols = await route.client.request(
-            "textDocument/documentSymbol",
-            Query("textDocument/documentSymbol", relative).params(route.spec.corpus),
-            timeout=REQUEST_TIMEOUT,
-        )
+        query = Query(SYMBOLS, relative)
+        queries.append(query)
+        symbols = await route.client.request(SYMBOLS, query.params(route.spec.corpus), timeout=REQUEST_TIMEOUT)
         functions = sorted(
             (s["selectionRange"]["start"]["line"], s["selectionRange"]["start"]["character"])
             for s in symbols or []
@@ -163,10 +135,7 @@ async def pick_queries(route: Route, per_file: int) -> list[Query]:
         )
         if not functions:
             raise LatencyBenchError(f"{relative}: clangd reported no functions")
-        # Evenly spaced through the file, so the picks span small and large functions.
-        step = max(len(functions) / per_file, 1.0)
-        picks = sorted({functions[min(int(i * step), len(functions) - 1)] for i in range(per_file)})
-        for line, character in picks:
+        for line, character in spread(functions, per_file):
             for method in METHODS[1:]:
                 queries.append(Query(method, relative, line, character))
     return queries

@@ -1,6 +1,6 @@
 """Run a Python script with cProfile switched on by SIGUSR1 and written out by SIGUSR2.
 
-    python bench/profile_shim.py OUT.prof SCRIPT [ARGS...]
+    python bench/mux/profile_shim.py OUT.prof SCRIPT [ARGS...]
 
 Profiling only between the two signals keeps start-up (imports, config
 parsing) out of a per-message profile. lensmux handles SIGTERM, SIGINT and

@@ -2,7 +2,7 @@
 
 The graph is built exactly as lensmux's VectorIndex builds it (cosine space,
 M and ef_construction from HnswParams, one thread) from the vectors of
-bench_index_raw. Queries are chunk vectors themselves, in two sets: `self`
+raw_model.py. Queries are chunk vectors themselves, in two sets: `self`
 (the chunk is in the graph, as when a search starts from a known chunk) and
 `held_out` (chunks left out of a second graph, as a fresh query text would be).
 Exact neighbours come from brute-force cosine in numpy (a matrix product over
@@ -20,14 +20,11 @@ import hnswlib
 import numpy as np
 import numpy.typing as npt
 
+from bench.stats import percentile
 from lensmux.graph.index.vectors import HnswParams
 
 Vectors = npt.NDArray[np.float32]
 K = 10
-
-
-def _percentile(values: list[float], q: float) -> float:
-    return float(np.percentile(np.asarray(values), q))
 
 
 def _build(data: Vectors, labels: npt.NDArray[np.int64], params: HnswParams) -> tuple[hnswlib.Index, float]:
@@ -108,8 +105,8 @@ def run(
                 {
                     "ef": ef,
                     "recall_at_10": round(_recall(found, exact), 4),
-                    "p50_us": round(_percentile(times, 50), 1),
-                    "p90_us": round(_percentile(times, 90), 1),
+                    "p50_us": round(percentile(sorted(times), 50), 1),
+                    "p90_us": round(percentile(sorted(times), 90), 1),
                 }
             )
         brute = _brute_force_us(base, query_vectors)
@@ -118,7 +115,7 @@ def run(
             "queries": len(picked),
             "build_s": round(build_s, 3),
             "build_us_per_vector": round(build_s * 1e6 / len(base), 1),
-            "brute_force_p50_us": round(_percentile(brute, 50), 1),
+            "brute_force_p50_us": round(percentile(sorted(brute), 50), 1),
             "by_ef": per_ef,
         }
     return results

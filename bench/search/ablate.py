@@ -1,7 +1,7 @@
 """Stage-1 ablations over the indexes the evaluation built: what each relevance choice is worth.
 
 Not tuning: every variant runs on every project with nothing chosen from the result.
-Each is the fused seeds (depth 0, no server; bench_search_offline.py) with one thing
+Each is the fused seeds (depth 0, no server; offline.py) with one thing
 changed from the shipped defaults:
 
 - `tests 1.0` / `prose 1.0`: test code / unstructured text keep their full share;
@@ -9,14 +9,13 @@ changed from the shipped defaults:
   shows what the rule "anchors rank before everything" costs on docstring queries;
 - `untuned fusion`: every fusion weight 1, lists of 1x and 2x top_k (the pre-tuning values).
 
-    python -m bench.bench_search_ablate flask requests rich tornado   # after bench_search_eval
+    python -m bench.search.ablate flask requests rich tornado   # after bench.search.evaluate
 
 Output: bench/out/search/ablate.json and a markdown table on stdout.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -25,10 +24,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.bench_search_corpus import OUT_DIR, load_or_prepare
-from bench.bench_search_eval import summary_queries
-from bench.bench_search_metrics import group_queries, rank_of, score
-from bench.bench_search_offline import OfflineIndex
+from bench.runner import arg_parser
+from bench.search.corpus import OUT_DIR, load_or_prepare
+from bench.search.evaluate import summary_queries
+from bench.search.offline import OfflineIndex
+from bench.search.ranking import group_queries, rank_of, score
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search import seeds as seeds_module
 
@@ -81,7 +81,7 @@ def ablate(name: str) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     """Ablate the named projects."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("projects", nargs="+")
     args = parser.parse_args(argv)
     results = {name: ablate(name) for name in args.projects}

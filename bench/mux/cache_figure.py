@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from bench.bench_load_sites import REFERENCES, REQUEST_TIMEOUT, Query, Site, cache_delta
+from bench.mux.clangd_queries import REFERENCES, REQUEST_TIMEOUT, Query
+from bench.mux.load_lanes import cache_delta
+from bench.mux.load_sites import Site
 from bench.stats import Summary
 
 if TYPE_CHECKING:
-    from bench.bench_load_clangd import Judge
+    from bench.mux.load_clangd import Judge
 
 log = logging.getLogger(__name__)
 

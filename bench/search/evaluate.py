@@ -1,19 +1,19 @@
 """Hybrid search quality and speed on real projects, with no hand labels.
 
-For each project (bench_search_corpus.py: pinned sdist, docstrings stripped, one query
+For each project (corpus.py: pinned sdist, docstrings stripped, one query
 per docstring's first sentence, the function it came from is the answer):
 
-1. a real daemon (bench_search_daemon.py) indexes the stripped copy, answers six
+1. a real daemon (daemon_search.py) indexes the stripped copy, answers six
    unrelated warm-up queries, then every query three times through
    `lensmux/hybridSearch` (top_k 10, one at a time): the full pipeline with live pyright
    expansion (the measured pass), the same again (response cache warm), and with
    `max_graph_depth = 0` (stage 1 alone, through the daemon);
 2. with the daemon stopped, keyword-only and vector-only run in process over its index
-   (bench_search_offline.py);
+   (offline.py);
 3. MRR@10, hit@1 and hit@10 per strategy, latency percentiles, per-stage timing.
 
-    python -m bench.bench_search_eval requests tornado          # ≈ 10-20 min on 2 cores
-    python -m bench.bench_search_eval flask --label tuning-check
+    python -m bench.search.evaluate requests tornado          # ≈ 10-20 min on 2 cores
+    python -m bench.search.evaluate flask --label tuning-check
 
 Output: bench/out/search/eval-<project>[-<label>].json (every query's ranks and timing)
 and a markdown table per project on stdout.
@@ -21,60 +21,29 @@ and a markdown table per project on stdout.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
 import os
-import platform
-import subprocess
 import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.bench_search_corpus import OUT_DIR, CorpusError, Prepared, load_or_prepare, summary
-from bench.bench_search_daemon import (
-    DaemonRunFailed,
-    SearchRecord,
-    config_text,
-    index_root,
-    run_queries,
-    search_daemon,
-    warm_up,
-)
-from bench.bench_search_metrics import EvalItem, group_queries, rank_of, score, summarise_latency
-from bench.bench_search_offline import OfflineIndex
-from bench.daemon_launch import DaemonLaunchFailed
+from bench import CHECKOUT
+from bench.daemon_launch import BenchDaemonError
+from bench.runner import arg_parser
+from bench.search.corpus import OUT_DIR, CorpusError, Prepared, load_or_prepare, summary
+from bench.search.daemon_search import SearchRecord, config_text, index_root, run_queries, search_daemon, warm_up
+from bench.search.offline import OfflineIndex
+from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score, summarise_latency
+from bench.stats import code_state, machine
 
 log = logging.getLogger(__name__)
 
 STAGES = ("seeds", "expansion", "graph", "clustering", "rerank")
 STRATEGIES = ("keyword", "vector", "stage1", "full")
-
-
-def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    pyright = subprocess.run(
-        [str(Path(sys.executable).parent / "pyright"), "--version"], capture_output=True, text=True, check=False
-    ).stdout.strip()
-    return {
-        "cpu": cpu,
-        "nproc": os.cpu_count(),
-        "python": platform.python_version(),
-        "kernel": platform.release(),
-        "pyright": pyright,
-        "loadavg": os.getloadavg(),
-    }
 
 
 def _ranks(items: Sequence[EvalItem], ranked: Sequence[Sequence[tuple[str, int]]]) -> list[int | None]:
@@ -136,11 +105,13 @@ def displacement(
     }
 
 
-def evaluate(prepared: Prepared, search_config: Mapping[str, Any] | None, work: Path) -> dict[str, Any]:
+def evaluate(
+    prepared: Prepared, search_config: Mapping[str, Any] | None, work: Path, max_queries: int | None = None
+) -> dict[str, Any]:
     """Run one project through the daemon and the offline strategies; every figure in one dict."""
     from lensmux.graph.embedding.embedder import Embedder
 
-    items = group_queries(summary_queries(prepared))
+    items = sample(group_queries(summary_queries(prepared)), max_queries)
     texts = [item.query for item in items]
     root = prepared.root.resolve()
     load_before = os.getloadavg()
@@ -171,7 +142,7 @@ def evaluate(prepared: Prepared, search_config: Mapping[str, Any] | None, work: 
     }
     changed = sum(1 for a, b in zip(full, repeat, strict=True) if a.ids != b.ids)
     return {
-        "project": summary(prepared) | {"items": len(items)},
+        "project": summary(prepared) | {"items": len(items), "max_queries": max_queries},
         "search_config": dict(search_config or {}),
         "engine_defaults": engine_defaults(),
         "index": indexed,
@@ -253,22 +224,25 @@ def markdown(result: Mapping[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Evaluate the named projects."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("projects", nargs="+", help="flask, requests, rich, tornado")
     parser.add_argument("--search-config", default="", help="JSON of a [daemon.search] table (default: none)")
     parser.add_argument("--label", default="", help="suffix of the output file names")
+    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     search_config = json.loads(args.search_config) if args.search_config else None
-    info = machine()
+    info = machine(pyright=True)
+    code = code_state(CHECKOUT)
     for name in args.projects:
         try:
             prepared = load_or_prepare(name)
-            result = evaluate(prepared, search_config, OUT_DIR / "daemon" / name)
-        except (CorpusError, DaemonRunFailed, DaemonLaunchFailed) as exc:
-            print(f"bench_search_eval: {name}: {exc}", file=sys.stderr)
+            result = evaluate(prepared, search_config, OUT_DIR / "daemon" / name, args.max_queries)
+        except (CorpusError, BenchDaemonError) as exc:
+            print(f"bench.search.evaluate: {name}: {exc}", file=sys.stderr)
             return 1
         result["machine"] = info
+        result["code"] = code
         suffix = f"-{args.label}" if args.label else ""
         out = OUT_DIR / f"eval-{name}{suffix}.json"
         out.write_text(json.dumps(result, indent=1))

@@ -19,7 +19,7 @@ import logging
 import random
 import sys
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +27,13 @@ import anyio
 from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, LspClientError, path_uri
 
-from bench.bench_load_clients import Ask, Lane, Verdict, run_phase
 from bench.daemon_launch import ECHO_SERVER, server_pids, socket_path
+from bench.mux.clangd_queries import DEFINITION, HOVER, REFERENCES, SYMBOLS
+from bench.mux.load_lanes import Ask, Lane, Verdict, cache_delta, cache_methods, run_phase
 
 log = logging.getLogger(__name__)
 
-METHODS = (
-    "textDocument/hover",
-    "textDocument/definition",
-    "textDocument/references",
-    "textDocument/documentSymbol",
-)
+METHODS = (HOVER, DEFINITION, REFERENCES, SYMBOLS)
 HOT_KEYS = 16
 # Numbers the phases of this process, so no two phases ask the same question.
 _PHASES = itertools.count(1)
@@ -89,33 +85,30 @@ def echo_asks(client_no: int, count: int, root: Path, *, hot_fraction: float, se
 
 
 @asynccontextmanager
-async def socket_clients(daemon: DaemonProc, root: Path, count: int) -> AsyncIterator[list[LspClient]]:
+async def _initialized(
+    root: Path, count: int, connect: Callable[[int], AbstractAsyncContextManager[LspClient]]
+) -> AsyncIterator[list[LspClient]]:
+    """`count` connections made by `connect(i)`, each initialized for `root`; shut down politely after."""
+    async with AsyncExitStack() as stack:
+        clients = []
+        for i in range(count):
+            client = await stack.enter_async_context(connect(i))
+            await client.initialize(root)
+            clients.append(client)
+        yield clients
+        await _shutdown_all(clients)
+
+
+def socket_clients(daemon: DaemonProc, root: Path, count: int) -> AbstractAsyncContextManager[list[LspClient]]:
     """`count` initialized connections to the daemon's echo socket."""
-    async with AsyncExitStack() as stack:
-        clients = []
-        for i in range(count):
-            client = await stack.enter_async_context(
-                LspClient.over_unix(socket_path(daemon, "echo"), name=f"load-socket-{i}")
-            )
-            await client.initialize(root)
-            clients.append(client)
-        yield clients
-        await _shutdown_all(clients)
+    sock = socket_path(daemon, "echo")
+    return _initialized(root, count, lambda i: LspClient.over_unix(sock, name=f"load-socket-{i}"))
 
 
-@asynccontextmanager
-async def bridge_clients(daemon: DaemonProc, root: Path, count: int) -> AsyncIterator[list[LspClient]]:
+def bridge_clients(daemon: DaemonProc, root: Path, count: int) -> AbstractAsyncContextManager[list[LspClient]]:
     """`count` initialized `lensmux client echo` bridge processes."""
-    async with AsyncExitStack() as stack:
-        clients = []
-        for i in range(count):
-            client = await stack.enter_async_context(
-                LspClient.over_process(daemon.client_argv("echo"), env=daemon.env, name=f"load-bridge-{i}")
-            )
-            await client.initialize(root)
-            clients.append(client)
-        yield clients
-        await _shutdown_all(clients)
+    argv = daemon.client_argv("echo")
+    return _initialized(root, count, lambda i: LspClient.over_process(argv, env=daemon.env, name=f"load-bridge-{i}"))
 
 
 @asynccontextmanager
@@ -149,21 +142,6 @@ def _lanes(
     ]
 
 
-def _cache_counts(daemon: DaemonProc) -> dict[str, int]:
-    hits = misses = 0
-    for inst in daemon.instances("echo"):
-        for stats in inst["cache"]["methods"].values():
-            hits += stats["hits"]
-            misses += stats["misses"]
-    return {"hits": hits, "misses": misses}
-
-
-def _cache_delta(before: dict[str, int], after: dict[str, int]) -> dict[str, Any]:
-    hits = after["hits"] - before["hits"]
-    misses = after["misses"] - before["misses"]
-    return {"hits": hits, "misses": misses, "hit_rate": round(hits / max(1, hits + misses), 4)}
-
-
 async def run_route(
     route: str,
     daemon: DaemonProc,
@@ -188,9 +166,9 @@ async def run_route(
         async with opened(daemon, root, clients) as conns:
             lanes = _lanes(conns, clients, requests, root, hot=hot_fraction, seed=seed, phase=phase)
             pids = {"daemon": daemon.pid, "echo server": server_pids(daemon, "echo")[0]}
-            before = await anyio.to_thread.run_sync(_cache_counts, daemon)
+            before = await anyio.to_thread.run_sync(cache_methods, daemon, "echo")
             out = await run_phase(lanes, inflight=inflight, deadline_s=DEADLINE_S, pids=pids, rss_pid=daemon.pid)
-            out["cache"] = _cache_delta(before, await anyio.to_thread.run_sync(_cache_counts, daemon))
+            out["cache"] = cache_delta(before, await anyio.to_thread.run_sync(cache_methods, daemon, "echo"))
     out["route"] = route
     out["clients"] = clients
     out["requests_per_client"] = requests

@@ -1,22 +1,19 @@
-"""Markdown for the "Resilience: load and cache" section of docs/benchmarks.md, from a bench_load result.
+"""Markdown for the "Resilience: load and cache" section of docs/benchmarks.md, from a `bench.mux.load` result.
 
-.venv/bin/python -m bench.bench_load_report bench/out/bench_load.json   # re-render a saved run
+.venv/bin/python -m bench.mux.load_report bench/out/bench_load.json   # re-render a saved run
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-SHORT = {
-    "textDocument/documentSymbol": "documentSymbol",
-    "textDocument/definition": "definition",
-    "textDocument/references": "references",
-    "textDocument/hover": "hover",
-}
+from bench.mux.clangd_queries import DEFINITION, HOVER, REFERENCES, SHORT, SYMBOLS
+from bench.report import machine_lines, ms, us
+from bench.runner import arg_parser
+
 ROUTES = {
     "direct": "stdio straight to the server (baseline)",
     "socket": "lensmux socket",
@@ -29,31 +26,8 @@ def _route_label(p: dict[str, Any]) -> str:
     return f"{label}, cache off" if p.get("daemon") == "nocache" else label
 
 
-def _us(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.1f}"
-
-
-def _ms(value_us: float) -> str:
-    return f"{value_us / 1000:,.2f}"
-
-
 def _zeros(acc: dict[str, int]) -> str:
     return f"{acc['lost']} / {acc['duplicated']} / {acc['misrouted']}"
-
-
-def machine_lines(result: dict[str, Any]) -> list[str]:
-    """The machine and software the figures were measured on."""
-    m = result["machine"]
-    code = result.get("code") or {}
-    dirty = f", with uncommitted changes to {len(code.get('uncommitted', []))} files" if code.get("uncommitted") else ""
-    return [
-        f"- CPU: {m['cpu']}, `nproc` = {m['nproc']}; RAM {m['ram_gib']} GiB; Linux {m['kernel']}; "
-        f"Python {m['python']}; {m.get('clangd', 'clangd not used')}",
-        f"- load average (1, 5, 15 min) at the start: {', '.join(str(x) for x in m['load_avg_at_start'])}; "
-        f"at the end: {', '.join(str(x) for x in m.get('load_avg_at_end', []))} (other work shared the machine)",
-        f"- run started {result['started']}, took {result['elapsed_s']:.0f} s; daemon code: commit "
-        f"{code.get('commit', '?')}{dirty} (sources sha256 {code.get('sources_sha256', '?')})",
-    ]
 
 
 def _cpu_per_request_us(p: dict[str, Any]) -> str:
@@ -98,7 +72,7 @@ def echo_lines(echo: dict[str, Any]) -> list[str]:
         daemon = f"{cpu['daemon']:.1f}" if "daemon" in cpu else "-"
         lines.append(
             f"| {_route_label(p)} | {p['clients']} | {p['accounting']['requests']:,} | "
-            f"{p['throughput_per_s']:,.0f} | {ratio} | {_ms(p['latency']['p50_us'])} | {_ms(p['latency']['p99_us'])} "
+            f"{p['throughput_per_s']:,.0f} | {ratio} | {ms(p['latency']['p50_us'])} | {ms(p['latency']['p99_us'])} "
             f"| {cache} | {_cpu_per_request_us(p)} | {rss} "
             f"| {cpu['load generator']:.1f} / {daemon} / {cpu.get('echo server', float('nan')):.1f} "
             f"| {_zeros(p['accounting'])} |"
@@ -120,12 +94,7 @@ def echo_lines(echo: dict[str, Any]) -> list[str]:
     return [*lines, *notes, ""]
 
 
-METHOD_ORDER = (
-    "textDocument/hover",
-    "textDocument/definition",
-    "textDocument/references",
-    "textDocument/documentSymbol",
-)
+METHOD_ORDER = (HOVER, DEFINITION, REFERENCES, SYMBOLS)
 
 
 def clangd_lines(c: dict[str, Any]) -> list[str]:
@@ -154,7 +123,7 @@ def clangd_lines(c: dict[str, Any]) -> list[str]:
         lines.append(
             f"| {'cache on' if name == 'cache' else 'cache off (baseline)'} | {p['accounting']['requests']:,} "
             f"| {p['edits']} | {p['throughput_per_s']:,.1f} | {p['throughput_per_s'] / base['throughput_per_s']:.2f} "
-            f"| {_ms(p['latency']['p50_us'])} | {_ms(p['latency']['p99_us'])} | {p['cache']['hit_rate']:.1%} "
+            f"| {ms(p['latency']['p50_us'])} | {ms(p['latency']['p99_us'])} | {p['cache']['hit_rate']:.1%} "
             f"| {_cpu_per_request_us(p)} | {p['memory']['peak_rss_mib']:.0f} "
             f"| {cpu['load generator']:.1f} / {cpu.get('daemon', 0.0):.1f} / {cpu.get('clangd', float('nan')):.1f} "
             f"| {_zeros(p['accounting'])} |"
@@ -172,8 +141,8 @@ def clangd_lines(c: dict[str, Any]) -> list[str]:
             continue
         rate = f"{hits[m]['hit_rate']:.1%}" if m in hits else "-"
         lines.append(
-            f"| {SHORT[m]} | {_ms(off['p50_us'])} | {_ms(off['p99_us'])} | {_ms(on['p50_us'])} "
-            f"| {_ms(on['p99_us'])} | {rate} |"
+            f"| {SHORT[m]} | {ms(off['p50_us'])} | {ms(off['p99_us'])} | {ms(on['p50_us'])} "
+            f"| {ms(on['p99_us'])} | {rate} |"
         )
     lines += ["", *notes, ""] if notes else [""]
     f = c["cache_figure"]
@@ -189,8 +158,7 @@ def clangd_lines(c: dict[str, Any]) -> list[str]:
     for label in ("cached", "uncached"):
         s = f[label]
         lines.append(
-            f"| {label} | {s['n']} | {_us(s['min_us'])} | {_us(s['p50_us'])} | {_us(s['p90_us'])} "
-            f"| {_us(s['p99_us'])} |"
+            f"| {label} | {s['n']} | {us(s['min_us'])} | {us(s['p50_us'])} | {us(s['p90_us'])} | {us(s['p99_us'])} |"
         )
     lines += [
         "",
@@ -220,8 +188,8 @@ def render(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the markdown of a saved result."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("result", type=Path, help="a JSON file written by bench.bench_load_run")
+    parser = arg_parser(__doc__)
+    parser.add_argument("result", type=Path, help="a JSON file written by bench.mux.load")
     args = parser.parse_args(argv)
     print(render(json.loads(args.result.read_text())), end="")
     return 0

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Answer", "EvalItem", "group_queries", "rank_of", "score", "summarise_latency"]
+__all__ = ["Answer", "EvalItem", "group_queries", "rank_of", "sample", "score", "summarise_latency"]
 
 CUTOFF = 10
 
@@ -48,6 +48,14 @@ def group_queries(queries: Iterable[Mapping[str, Any]]) -> list[EvalItem]:
         answer = Answer(str(q["path"]), str(q["qualname"]), int(q["first_line"]), int(q["def_line"]))
         grouped.setdefault(str(q["query"]), []).append(answer)
     return [EvalItem(text, tuple(answers)) for text, answers in grouped.items()]
+
+
+def sample(items: Sequence[EvalItem], most: int | None) -> list[EvalItem]:
+    """At most `most` items, evenly spaced through the list (all of them for None): for a quick look."""
+    if most is None or most >= len(items):
+        return list(items)
+    step = len(items) / most
+    return [items[int(i * step)] for i in range(most)]
 
 
 def rank_of(item: EvalItem, ranked: Sequence[tuple[str, int]], cutoff: int = CUTOFF) -> int | None:

@@ -1,7 +1,7 @@
 """What the multiplexer costs: clangd latency direct vs through lensmux, and echo throughput.
 
-    .venv/bin/python -m bench.mux_overhead                 # the full run (about 10 minutes)
-    .venv/bin/python -m bench.mux_overhead --rounds 20 --clients 1,10 --duration 2   # a quick look
+    .venv/bin/python -m bench.mux.overhead                 # the full run (about 10 minutes)
+    .venv/bin/python -m bench.mux.overhead --rounds 20 --clients 1,10 --duration 2   # a quick look
 
 Writes bench/out/mux_overhead-<time>.json, copies it to bench/out/mux_overhead.json
 and prints (and saves as bench/out/mux_overhead.md) the markdown tables.
@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
-import logging
 import os
-import shlex
 import sys
 import time
 from contextlib import ExitStack
@@ -24,18 +21,18 @@ from typing import Any
 import anyio
 from support.daemon_proc import DaemonProc
 
-from bench import CHECKOUT, OUT_DIR, clangd_latency, echo_throughput
-from bench.clangd_latency import LatencyBenchError, RouteSpec
 from bench.daemon_launch import DaemonLaunchFailed, bench_daemon, config_text, socket_path
-from bench.echo_throughput import ThroughputBenchError
 from bench.fetch_corpus import CorpusError, working_copy
-from bench.report import render
-from bench.stats import code_state, machine, write_atomic
+from bench.mux import clangd_latency, echo_throughput
+from bench.mux.clangd_latency import LatencyBenchError, RouteSpec
+from bench.mux.echo_throughput import ThroughputBenchError
+from bench.mux.overhead_report import render
+from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
 from lensmux.adapters.base import find_executable
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import load_config
 
-log = logging.getLogger("bench.mux_overhead")
+MODULE = "bench.mux.overhead"
 
 
 class MuxBenchError(Exception):
@@ -43,7 +40,7 @@ class MuxBenchError(Exception):
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=200, help="measured rounds of the clangd queries")
     parser.add_argument("--warmup", type=int, default=5, help="unmeasured rounds first")
     parser.add_argument("--per-file", type=int, default=3, help="function names queried per open file")
@@ -61,8 +58,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--index-quiet", type=float, default=8.0, help="seconds without index progress = indexed")
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
-    parser.add_argument("--out", type=Path, default=OUT_DIR)
-    parser.add_argument("-v", "--verbose", action="store_true")
+    add_common_options(parser)
     return parser.parse_args(argv)
 
 
@@ -76,6 +72,17 @@ def _clangd_config(config_path: Path) -> ServerConfig:
 
 def _daemon_indexing(daemon: DaemonProc) -> bool:
     return any(i.get("indexing") for i in daemon.instances("clangd"))
+
+
+def _socket_route(name: str, description: str, daemon: DaemonProc, out: Path) -> RouteSpec:
+    """A route through a daemon's clangd socket, on its own copy of the corpus."""
+    return RouteSpec(
+        name,
+        description,
+        working_copy(name, out),
+        socket=socket_path(daemon, "clangd"),
+        indexing=functools.partial(_daemon_indexing, daemon),
+    )
 
 
 def _route_specs(
@@ -96,15 +103,7 @@ def _route_specs(
         )
     ]
     if args.cache in {"off", "both"}:
-        specs.append(
-            RouteSpec(
-                "lensmux",
-                "lensmux socket (cache off)",
-                working_copy("lensmux", args.out),
-                socket=socket_path(plain, "clangd"),
-                indexing=functools.partial(_daemon_indexing, plain),
-            )
-        )
+        specs.append(_socket_route("lensmux", "lensmux socket (cache off)", plain, args.out))
         if not args.no_bridge:
             # Same root as the socket route: this client joins that clangd instance, as a second editor would.
             specs.append(
@@ -117,15 +116,7 @@ def _route_specs(
                 )
             )
     if cached is not None:
-        specs.append(
-            RouteSpec(
-                "lensmux-cache",
-                "lensmux socket (cache on)",
-                working_copy("lensmux-cache", args.out),
-                socket=socket_path(cached, "clangd"),
-                indexing=functools.partial(_daemon_indexing, cached),
-            )
-        )
+        specs.append(_socket_route("lensmux-cache", "lensmux socket (cache on)", cached, args.out))
     return specs
 
 
@@ -147,12 +138,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Start the daemons, run the benchmarks, return everything measured."""
     started = time.monotonic()
     work = args.out / "work"
-    result: dict[str, Any] = {
-        "command": shlex.join(["python", "-m", "bench.mux_overhead", *sys.argv[1:]]),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S %z"),
-        "cache": args.cache,
-        "code": code_state(CHECKOUT),
-    }
+    result: dict[str, Any] = {}
     with ExitStack() as stack:
         plain = stack.enter_context(bench_daemon(work / "daemon-plain", config_text(cache=False, echo=True)))
         cached = None
@@ -160,7 +146,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             cached = stack.enter_context(bench_daemon(work / "daemon-cache", config_text(cache=True)))
         if not args.skip_latency:
             specs = _route_specs(args, work / "daemon-plain" / "config.toml", plain, cached)
-            result["machine"] = machine(specs[0].argv[0])
+            result = result_header(MODULE, clangd=specs[0].argv[0])
             result["corpus"] = specs[0].corpus.description
             result["latency"] = anyio.run(
                 functools.partial(
@@ -181,7 +167,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 name: d.instances("clangd") for name, d in (("plain", plain), ("cache", cached)) if d is not None
             }
         else:
-            result["machine"] = machine()
+            result = result_header(MODULE)
+        result["cache"] = args.cache
         if not args.skip_throughput:
             result["throughput"] = anyio.run(
                 functools.partial(
@@ -195,32 +182,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     payload_bytes=args.payload_bytes,
                 )
             )
-    result["elapsed_s"] = round(time.monotonic() - started, 1)
-    result["machine"]["load_avg_at_end"] = [round(x, 2) for x in os.getloadavg()]
-    return result
+    return finish(result, started)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run and save the benchmark."""
-    args = _parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if args.verbose else logging.INFO, format="%(asctime)s %(name)s: %(message)s"
-    )
-    args.out = args.out.resolve()
-    args.out.mkdir(parents=True, exist_ok=True)
-    try:
-        result = run(args)
-    except (MuxBenchError, CorpusError, DaemonLaunchFailed, LatencyBenchError, ThroughputBenchError) as exc:
-        print(f"mux_overhead: {exc}", file=sys.stderr)
-        return 1
-    text = json.dumps(result, indent=2)
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    for name in (f"mux_overhead-{stamp}.json", "mux_overhead.json"):
-        write_atomic(args.out / name, text + "\n")
-    markdown = render(result)
-    write_atomic(args.out / "mux_overhead.md", markdown + "\n")
-    print(markdown)
-    return 0
+    errors = (MuxBenchError, CorpusError, DaemonLaunchFailed, LatencyBenchError, ThroughputBenchError)
+    return run_and_save(_parse_args(argv), "mux_overhead", run, render, errors)
 
 
 if __name__ == "__main__":

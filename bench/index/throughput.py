@@ -1,6 +1,7 @@
 """The semantic-index benchmark: (a) raw model ceiling, (b) lensmux end to end, (c) hnswlib, (d) daemon RSS.
 
-    python -m bench.bench_index_run --corpus rich --rounds 2
+    python -m bench.index.throughput --corpus rich --rounds 2
+    python -m bench.index.throughput --corpus requests --rounds 1 --queries 100   # a quick look
 
 Each round indexes a fresh copy of the corpus through a real daemon (b, d),
 reads the chunks back from that index and embeds them with bare onnxruntime
@@ -15,8 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import re
 import shutil
 import statistics
@@ -26,42 +25,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.bench_index_corpus import CORPORA, OUT_DIR, fetch, fresh_copy
-from bench.bench_index_daemon import build_model
-from bench.bench_index_daemon import run as run_daemon
-from bench.bench_index_hnsw import run as run_hnsw
-from bench.bench_index_raw import Settings, load_chunks, measure, sweep
+from bench import CHECKOUT
+from bench import OUT_DIR as RESULTS
+from bench.daemon_launch import BenchDaemonError
+from bench.fetch_corpus import CorpusError
+from bench.index.corpus import CORPORA, OUT_DIR, fetch, fresh_copy
+from bench.index.daemon_indexing import build_model
+from bench.index.daemon_indexing import run as run_daemon
+from bench.index.hnsw_search import run as run_hnsw
+from bench.index.raw_model import Settings, load_chunks, measure, sweep
+from bench.runner import arg_parser, result_header, save_result
+from bench.stats import load_average
 
-RESULTS = Path(__file__).resolve().parent / "out"
-
-
-def _text(argv: list[str]) -> str:
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        return "unknown"
-
-
-def machine() -> dict[str, Any]:
-    """What the figures were measured on."""
-    cpu = re.search(r"^Model name:\s*(.+)$", _text(["lscpu"]), re.MULTILINE)
-    mem = re.search(r"^MemTotal:\s*(\d+) kB", Path("/proc/meminfo").read_text(), re.MULTILINE)
-    checkout = Path(__file__).resolve().parent.parent
-    dirty = _text(["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"])
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu": cpu.group(1).strip() if cpu else platform.processor(),
-        "ram_gib": round(int(mem.group(1)) / (1 << 20), 1) if mem else None,
-        "kernel": platform.release(),
-        "python": sys.version.split()[0],
-        "pyright": (_text([str(Path(sys.executable).parent / "pyright"), "--version"]).splitlines() or ["?"])[-1],
-        "lensmux_commit": _text(["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"])
-        + (" (+ uncommitted changes)" if dirty else ""),
-    }
+# Written last when a baseline tree is complete, so a half-extracted one is redone.
+_BASELINE_DONE = ".extracted"
 
 
-def _load() -> list[float]:
-    return [round(x, 2) for x in os.getloadavg()]
+class BaselineRefUnknown(Exception):
+    """--baseline does not name a commit of this checkout."""
 
 
 def baseline_tree(ref: str) -> Path:
@@ -70,28 +51,29 @@ def baseline_tree(ref: str) -> Path:
     The editable install finds `lensmux.*` through a meta-path finder that comes after
     sys.path, so a daemon started with PYTHONPATH=<tree> runs this code instead.
     """
-    checkout = Path(__file__).resolve().parent.parent
-    sha = _text(["git", "-C", str(checkout), "rev-parse", "--short", "--verify", "--quiet", f"{ref}^{{commit}}"])
+    git = ["git", "-C", str(CHECKOUT)]
+    sha = subprocess.run(
+        [*git, "rev-parse", "--short", "--verify", "--quiet", f"{ref}^{{commit}}"], capture_output=True, text=True
+    ).stdout.strip()
     if not re.fullmatch(r"[0-9a-f]{4,40}", sha):
-        raise SystemExit(f"bench_index_run: {ref!r} is not a commit")
+        raise BaselineRefUnknown(f"{ref!r} is not a commit")
     tree = OUT_DIR / "baseline" / sha
-    if (tree / "lensmux" / "daemon" / "cli.py").is_file():
+    if (tree / _BASELINE_DONE).is_file():
         return tree
     shutil.rmtree(tree, ignore_errors=True)
     (tree / "lensmux").mkdir(parents=True)
     archive = subprocess.run(
-        ["git", "-C", str(checkout), "archive", sha, "daemon", "adapters", "graph", "lsp-configs"],
-        capture_output=True,
-        check=True,
+        [*git, "archive", sha, "daemon", "adapters", "graph", "lsp-configs"], capture_output=True, check=True
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(tree / "lensmux")], input=archive, check=True)
     (tree / "lensmux" / "lsp-configs").rename(tree / "lensmux" / "lsp_configs")
+    (tree / _BASELINE_DONE).touch()
     return tree
 
 
 def _lensmux_run(corpus: str, label: str, extra_env: dict[str, str] | None = None) -> dict[str, Any]:
     _, root = fresh_copy(corpus, label)
-    load = _load()
+    load = load_average()
     b = run_daemon(root, OUT_DIR / "work" / label, extra_env=extra_env)
     b["load_avg_before"] = load
     return b
@@ -106,7 +88,7 @@ def _round(
         raise RuntimeError(f"read {len(texts)} chunks back, the daemon reported {b['chunks']}")
     if settings is None:
         settings = sweep(texts)
-    load_a = _load()
+    load_a = load_average()
     a, vectors = measure(texts, settings)
     a["load_avg_before"] = load_a
     lensmux_cpu = b["daemon_cpu_s"] + b["server_cpu_s"]
@@ -127,14 +109,27 @@ def _round(
 
 def main(argv: list[str] | None = None) -> int:
     """Run every part and write the JSON report."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("--corpus", default="rich", choices=sorted(CORPORA))
     parser.add_argument("--rounds", type=int, default=2, help="interleaved (b, a) rounds (default 2)")
     parser.add_argument("--queries", type=int, default=1000, help="hnswlib queries (default 1000)")
     parser.add_argument("--baseline", metavar="GIT_REF", help="also run lensmux as of this commit in each round")
     args = parser.parse_args(argv)
+    try:
+        report = run(args)
+    except (CorpusError, BenchDaemonError, BaselineRefUnknown) as exc:
+        print(f"bench.index.throughput: {exc}", file=sys.stderr)
+        return 1
+    save_result(RESULTS, f"bench_index-{args.corpus}", report)
+    print(summary(report))
+    return 0
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Every round, then hnswlib on the last round's vectors; the whole report."""
     started = time.time()
-    report: dict[str, Any] = {"machine": machine(), "load_avg_at_start": _load()}
+    report: dict[str, Any] = result_header("bench.index.throughput", pyright=True)
+    report["load_avg_at_start"] = load_average()
     report["model_build_s"] = round(build_model(), 2)
     sdist, _ = fetch(args.corpus)
     report["corpus"] = {"name": args.corpus, "sdist": sdist.description}
@@ -155,15 +150,9 @@ def main(argv: list[str] | None = None) -> int:
         key: round(statistics.median(r["b_over_a"][key] for r in rounds), 3) for key in rounds[0]["b_over_a"]
     }
     report["hnsw"] = run_hnsw(vectors, queries=args.queries)
-    report["load_avg_at_end"] = _load()
+    report["load_avg_at_end"] = load_average()
     report["duration_s"] = round(time.time() - started, 1)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(report, indent=1) + "\n"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    (RESULTS / f"bench_index-{args.corpus}-{stamp}.json").write_text(text)
-    (RESULTS / f"bench_index-{args.corpus}.json").write_text(text)
-    print(summary(report))
-    return 0
+    return report
 
 
 def summary(report: dict[str, Any]) -> str:

@@ -18,8 +18,6 @@ here). The sequence, all in one daemon:
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
 import signal
 import subprocess
@@ -33,33 +31,23 @@ from typing import Any
 
 from support.daemon_proc import LENSMUX, DaemonProc, descendants
 
+from bench.daemon_launch import BenchDaemonError, config_text, index_with_cli
 from bench.daemon_launch import bench_daemon as launch_daemon
+from bench.stats import memory_kib, process_cpu_seconds
 
-CONFIG = '[daemon]\nlog_level = "warning"\n'
 
-
-class DaemonBenchFailed(Exception):
-    """The daemon could not index the corpus."""
+class ModelBuildFailed(BenchDaemonError):
+    """`lensmux model build` failed."""
 
 
 def rss_kib(pid: int) -> int:
-    """VmRSS of a live process, in KiB (0 once it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    except OSError:
-        return 0
-    return 0
+    """VmRSS of a process, in KiB (0 once it is gone)."""
+    return memory_kib(pid, "VmRSS")
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU a live process (not its children) has used (0 once it is gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User plus system CPU a process (not its children) has used (0 once it is gone)."""
+    return process_cpu_seconds(pid, gone=0.0)
 
 
 @dataclass
@@ -118,24 +106,11 @@ class Sampler:
 
 def bench_daemon(base: Path, extra_env: dict[str, str] | None = None) -> AbstractContextManager[DaemonProc]:
     """A daemon with private XDG dirs, logging warnings only (a line per message would be measured)."""
-    return launch_daemon(base, CONFIG, extra_env=extra_env, stop_timeout=120)
+    return launch_daemon(base, config_text(), extra_env=extra_env, stop_timeout=120)
 
 
 def _index(daemon: DaemonProc, root: Path) -> tuple[dict[str, Any], float]:
-    started = time.perf_counter()
-    done = subprocess.run(
-        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait", "--json"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-        stdin=subprocess.DEVNULL,
-    )
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise DaemonBenchFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
-    summary: dict[str, Any] = json.loads(done.stdout)
-    return summary, wall
+    return index_with_cli(daemon, root, timeout=3600)
 
 
 def build_model() -> float:
@@ -143,7 +118,7 @@ def build_model() -> float:
     started = time.perf_counter()
     done = subprocess.run([LENSMUX, "model", "build"], capture_output=True, text=True, timeout=1800)
     if done.returncode != 0:
-        raise DaemonBenchFailed(f"lensmux model build failed: {done.stderr[-2000:]}")
+        raise ModelBuildFailed(f"lensmux model build failed: {done.stderr[-2000:]}")
     return time.perf_counter() - started
 
 
@@ -188,7 +163,7 @@ def run(
     """Index `root` through a fresh daemon under `work`; figures for (b) and (d), and the state dir.
 
     With `profile`, py-spy samples the daemon during the run (which slows it: not for figures);
-    `extra_env` goes to the daemon (PYTHONPATH of a baseline lensmux tree, see bench_index_run).
+    `extra_env` goes to the daemon (PYTHONPATH of a baseline lensmux tree, see throughput.py).
     """
     empty = work / "empty-root"
     empty.mkdir(parents=True, exist_ok=True)
@@ -201,8 +176,6 @@ def run(
         with _py_spy(daemon.pid, profile), Sampler(daemon, root).running() as sampler:
             summary, wall = _index(daemon, root)
         daemon_cpu = cpu_seconds(daemon.pid) - cpu_before
-        if summary["error"]:
-            raise DaemonBenchFailed(f"indexing {root} ended with an error: {summary['error']}")
         status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
         rss_indexed = _settled_rss(daemon.pid)
         server_rss = sum(rss_kib(k) for k in descendants(daemon.pid))

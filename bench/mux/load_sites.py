@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import anyio
 from support.daemon_proc import DaemonProc, descendants
@@ -24,38 +24,14 @@ from support.lspclient import LspClient, LspClientError, path_uri
 
 from bench.daemon_launch import socket_path
 from bench.fetch_corpus import Corpus
+from bench.mux.clangd_queries import POSITION_METHODS, REQUEST_TIMEOUT, SYMBOLS, Query, spread
+from bench.mux.load_lanes import cache_methods
 
 log = logging.getLogger(__name__)
-
-HOVER = "textDocument/hover"
-DEFINITION = "textDocument/definition"
-REFERENCES = "textDocument/references"
-SYMBOLS = "textDocument/documentSymbol"
-POSITION_METHODS = (HOVER, DEFINITION, REFERENCES)
-REQUEST_TIMEOUT = 120.0
 
 
 class ClangdLoadError(Exception):
     """The clangd load benchmark could not set up a site or its queries."""
-
-
-class Query(NamedTuple):
-    """One question, independent of which copy of the corpus it is asked about."""
-
-    method: str
-    file: str
-    line: int = 0
-    character: int = 0
-
-    def params(self, corpus: Corpus) -> dict[str, Any]:
-        """The request params for one copy of the corpus."""
-        doc = {"uri": path_uri(corpus.path(self.file))}
-        if self.method == SYMBOLS:
-            return {"textDocument": doc}
-        params: dict[str, Any] = {"textDocument": doc, "position": {"line": self.line, "character": self.character}}
-        if self.method == REFERENCES:
-            params["context"] = {"includeDeclaration": True}
-        return params
 
 
 @dataclass(slots=True)
@@ -87,26 +63,7 @@ class Site:
 
     def cache_methods(self) -> dict[str, dict[str, int]]:
         """Cache hits and misses per method of this daemon's clangd instance, so far."""
-        out: dict[str, dict[str, int]] = {}
-        for inst in self.daemon.instances("clangd"):
-            for method, stats in inst["cache"]["methods"].items():
-                slot = out.setdefault(method, {"hits": 0, "misses": 0})
-                slot["hits"] += stats["hits"]
-                slot["misses"] += stats["misses"]
-        return out
-
-
-def cache_delta(before: dict[str, dict[str, int]], after: dict[str, dict[str, int]]) -> dict[str, Any]:
-    """Hits, misses and hit rate per method and overall between two `cache_methods` readings."""
-    methods: dict[str, Any] = {}
-    for method, now in after.items():
-        old = before.get(method, {"hits": 0, "misses": 0})
-        hits, misses = now["hits"] - old["hits"], now["misses"] - old["misses"]
-        if hits or misses:
-            methods[method] = {"hits": hits, "misses": misses, "hit_rate": round(hits / (hits + misses), 4)}
-    hits = sum(m["hits"] for m in methods.values())
-    misses = sum(m["misses"] for m in methods.values())
-    return {"hits": hits, "misses": misses, "hit_rate": round(hits / max(1, hits + misses), 4), "methods": methods}
+        return cache_methods(self.daemon, "clangd")
 
 
 async def _indexing(daemon: DaemonProc) -> bool:
@@ -180,9 +137,8 @@ async def pick_queries(site: Site, per_file: int) -> list[Query]:
         positions = _symbol_positions(symbols)
         if not positions:
             raise ClangdLoadError(f"{relative}: clangd reported no symbols")
-        # Evenly spaced through the file: small and large functions, macros, types.
-        step = max(len(positions) / per_file, 1.0)
-        picks = sorted({positions[min(int(i * step), len(positions) - 1)] for i in range(per_file)})
+        # Every kind of symbol: small and large functions, macros, types.
+        picks = spread(positions, per_file)
         queries += [Query(m, relative, line, character) for line, character in picks for m in POSITION_METHODS]
     return queries
 

@@ -1,61 +1,24 @@
 """The real Python repositories the semantic-index benchmark indexes, from pinned PyPI sdists.
 
-Only PyPI, npm and Debian are reachable from the benchmark machines, so the
-"real repository" is a source distribution: pip downloads it (`--no-binary
-:all: --no-deps`), the archive is checked against a pinned sha256 and unpacked
-under bench/out/index/corpus/, which git ignores (downloaded sources are never
-committed).
+Fetched like every corpus (bench/fetch_corpus.py) into bench/out/index/.
 
-    python -m bench.bench_index_corpus rich      # download, verify, unpack; prints the root
+    python -m bench.index.corpus rich      # download, verify, unpack; prints the root
 """
 
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
-from bench.fetch_corpus import (
-    CorpusChecksumMismatch,
-    CorpusDownloadFailed,
-    CorpusError,
-    pip_download,
-    unpack_once,
-)
+from bench import OUT_DIR as BENCH_OUT
+from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
+from bench.runner import arg_parser
 
-OUT_DIR = Path(__file__).resolve().parent / "out" / "index"
+OUT_DIR = BENCH_OUT / "index"
 
 log = logging.getLogger(__name__)
-
-__all__ = ["CorpusChecksumMismatch", "CorpusDownloadFailed", "CorpusError"]
-
-
-@dataclass(frozen=True, slots=True)
-class Sdist:
-    """One pinned source distribution."""
-
-    package: str
-    version: str
-    sha256: str
-
-    @property
-    def archive(self) -> str:
-        """The file name pip saves."""
-        return f"{self.package}-{self.version}.tar.gz"
-
-    @property
-    def tree(self) -> str:
-        """The top directory inside the archive."""
-        return f"{self.package}-{self.version}"
-
-    @property
-    def description(self) -> str:
-        """One line for reports."""
-        return f"{self.package} {self.version} (PyPI sdist {self.archive}, sha256 {self.sha256})"
-
 
 # rich: 78 Python files, ~27k lines (library, tests, examples): big enough that the
 # model dominates and that pyright has real work; requests: a small second data point.
@@ -65,23 +28,12 @@ CORPORA: dict[str, Sdist] = {
 }
 
 
-def download(sdist: Sdist, dest: Path) -> Path:
-    """The pinned archive in `dest`, downloaded with pip unless already there and intact."""
-    return pip_download(sdist.package, sdist.version, sdist.archive, sdist.sha256, dest)
-
-
-def unpack(sdist: Sdist, archive: Path, dest: Path) -> Path:
-    """The pristine tree, unpacked once."""
-    return unpack_once(archive, dest, sdist.tree, "PKG-INFO")
-
-
 def fetch(name: str, out_dir: Path = OUT_DIR) -> tuple[Sdist, Path]:
     """Download, verify and unpack one corpus; return it and its pristine tree."""
     if name not in CORPORA:
         raise CorpusError(f"unknown corpus {name!r} (known: {', '.join(CORPORA)})")
     sdist = CORPORA[name]
-    archive = download(sdist, out_dir / "downloads")
-    return sdist, unpack(sdist, archive, out_dir / "corpus")
+    return sdist, fetch_sdist(sdist, out_dir)
 
 
 def fresh_copy(name: str, label: str, out_dir: Path = OUT_DIR) -> tuple[Sdist, Path]:
@@ -95,7 +47,7 @@ def fresh_copy(name: str, label: str, out_dir: Path = OUT_DIR) -> tuple[Sdist, P
 
 def main(argv: list[str] | None = None) -> int:
     """Fetch a corpus and print where it is."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("corpus", nargs="?", default="rich", choices=sorted(CORPORA))
     parser.add_argument("--out", type=Path, default=OUT_DIR, help="output folder (default bench/out/index)")
     args = parser.parse_args(argv)
@@ -103,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _, tree = fetch(args.corpus, args.out)
     except CorpusError as exc:
-        print(f"bench_index_corpus: {exc}", file=sys.stderr)
+        print(f"bench.index.corpus: {exc}", file=sys.stderr)
         return 1
     py_files = sorted(tree.rglob("*.py"))
     lines = sum(len(p.read_bytes().splitlines()) for p in py_files)

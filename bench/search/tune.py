@@ -13,15 +13,14 @@ expanded and the time budget, with the stage-1 knobs found above, each scored by
 MRR@10 and end-to-end latency; then the rerank weights of the best one through
 per-request `config_overrides`.
 
-    python -m bench.bench_search_tune                # ≈ 30-40 min on 2 busy cores
-    python -m bench.bench_search_tune --stage1-only
+    python -m bench.search.tune                # ≈ 30-40 min on 2 busy cores
+    python -m bench.search.tune --stage1-only
 
 Output: bench/out/search/tune-flask.json (every setting tried and its figures).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -34,12 +33,13 @@ from typing import Any
 import numpy
 import numpy.typing as npt
 
-from bench.bench_search_corpus import OUT_DIR, CorpusError, load_or_prepare
-from bench.bench_search_daemon import DaemonRunFailed, config_text, index_root, run_queries, search_daemon, warm_up
-from bench.bench_search_eval import summary_queries
-from bench.bench_search_metrics import EvalItem, group_queries, rank_of, score, summarise_latency
-from bench.bench_search_offline import OfflineIndex
-from bench.daemon_launch import DaemonLaunchFailed
+from bench.daemon_launch import BenchDaemonError
+from bench.runner import arg_parser
+from bench.search.corpus import OUT_DIR, CorpusError, load_or_prepare
+from bench.search.daemon_search import config_text, index_root, run_queries, search_daemon, warm_up
+from bench.search.evaluate import summary_queries
+from bench.search.offline import OfflineIndex
+from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score, summarise_latency
 from lensmux.graph.search import FusionWeights, SearchConfig
 
 log = logging.getLogger(__name__)
@@ -197,16 +197,17 @@ def tune_expansion(items: Sequence[EvalItem], root: Path, knobs: Mapping[str, fl
 
 def main(argv: list[str] | None = None) -> int:
     """Tune on flask and save every figure."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("--stage1-only", action="store_true", help="skip the daemon runs of the expansion settings")
     parser.add_argument("--expansion-only", action="store_true", help="take stage 1 from tune-flask-stage1.json")
+    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from lensmux.graph.embedding.embedder import Embedder
 
     try:
         prepared = load_or_prepare(TUNING_PROJECT)
-        items = group_queries(summary_queries(prepared))
+        items = sample(group_queries(summary_queries(prepared)), args.max_queries)
         root = prepared.root.resolve()
         if args.expansion_only:
             stage1 = json.loads((OUT_DIR / f"tune-{TUNING_PROJECT}-stage1.json").read_text())["stage1"]
@@ -221,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
         result: dict[str, Any] = {"project": TUNING_PROJECT, "items": len(items), "stage1": stage1}
         if not args.stage1_only:
             result["expansion"] = tune_expansion(items, root, stage1["chosen"])
-    except (CorpusError, DaemonRunFailed, DaemonLaunchFailed) as exc:
-        print(f"bench_search_tune: {exc}", file=sys.stderr)
+    except (CorpusError, BenchDaemonError) as exc:
+        print(f"bench.search.tune: {exc}", file=sys.stderr)
         return 1
     out = OUT_DIR / f"tune-{TUNING_PROJECT}{'-stage1' if args.stage1_only else ''}.json"
     out.write_text(json.dumps(result, indent=1))

@@ -1,10 +1,10 @@
 """Where the daemon's time goes per round trip, under a steady one-client echo load.
 
-    python -m bench.profile_daemon                   # CPU, context switches, page faults per round trip
-    python -m bench.profile_daemon --tool cprofile   # deterministic: calls and time per round trip
-    python -m bench.profile_daemon --tool py-spy     # sampling (pip install py-spy into the venv)
-    python -m bench.profile_daemon --tool strace     # system calls per round trip (needs strace)
-    python -m bench.profile_daemon --tool perf       # on-CPU samples: interpreter, kernel, libraries
+    python -m bench.mux.profile_daemon                   # CPU, context switches, page faults per round trip
+    python -m bench.mux.profile_daemon --tool cprofile   # deterministic: calls and time per round trip
+    python -m bench.mux.profile_daemon --tool py-spy     # sampling (pip install py-spy into the venv)
+    python -m bench.mux.profile_daemon --tool strace     # system calls per round trip (needs strace)
+    python -m bench.mux.profile_daemon --tool perf       # on-CPU samples: interpreter, kernel, libraries
 
 The load is `echo_throughput`'s closed loop through `echo.sock` with the response
 cache off; every figure is divided by the number of round trips measured, so it
@@ -17,10 +17,8 @@ without touching the daemon. Reports go to bench/out/profile-<tool>.txt.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import io
-import logging
 import os
 import pstats
 import re
@@ -36,11 +34,11 @@ from typing import Any
 import anyio
 from support.daemon_proc import DaemonProc, wait_until
 
-from bench import OUT_DIR, echo_throughput
+from bench import CHECKOUT
 from bench.daemon_launch import bench_daemon, config_text
+from bench.mux import echo_throughput
+from bench.runner import add_common_options, arg_parser, start_logging
 from bench.stats import process_counters, write_atomic
-
-log = logging.getLogger("bench.profile_daemon")
 
 
 class ProfileToolMissing(Exception):
@@ -90,12 +88,13 @@ def _cprofile_report(path: Path, measured: int, top: int) -> str:
     # The signals and the load's end are not simultaneous: count the answers
     # routing saw. (A plain function: cProfile counts every resumption of a
     # coroutine as a call, so coroutines show more calls than they had.)
-    routed = [v[1] for (f, _, name), v in raw.items() if name == "_server_response" and f.endswith("routing.py")]
+    routed = [v[1] for (f, _, name), v in raw.items() if name == "_server_response" and f.endswith("server_routing.py")]
     round_trips = routed[0] if routed else measured
     rows = []
     for (filename, line, name), (_cc, ncalls, tottime, cumtime, _callers) in raw.items():
         per_rt = ncalls / round_trips
-        where = re.sub(r"^.*/(site-packages|lib/python3\.\d+|main)/", "", filename)
+        # Installed packages first: the venv lives inside the checkout.
+        where = re.sub(rf"^(.*/(site-packages|lib/python3\.\d+)|{re.escape(str(CHECKOUT))})/", "", filename)
         rows.append((tottime, cumtime, per_rt, f"{name} ({where}:{line})"))
     rows.sort(reverse=True)
     total_calls = sum(r[2] for r in rows)
@@ -237,7 +236,7 @@ def profile(
 
 def main(argv: list[str] | None = None) -> int:
     """Profile and save the report."""
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = arg_parser(__doc__)
     parser.add_argument("--tool", choices=("counters", "cprofile", "py-spy", "strace", "perf"), default="counters")
     parser.add_argument(
         "--daemon-env", action="append", default=[], metavar="NAME=VALUE", help="extra environment for the daemon"
@@ -251,9 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--top", type=int, default=40)
-    parser.add_argument("--out", type=Path, default=OUT_DIR)
+    add_common_options(parser)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s")
+    start_logging(args.verbose)
     try:
         env = dict(item.split("=", 1) for item in args.daemon_env)
         report = profile(

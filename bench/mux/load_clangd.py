@@ -11,7 +11,7 @@ before the load. An answer equal to another question's distinctive reference
 is misrouted; one equal to none is counted as unexpected, with samples.
 
 The same load runs against a daemon without the response cache (baseline)
-and one with it; then `bench_load_cache` times the cached references answer.
+and one with it; then `cache_figure` times the cached references answer.
 """
 
 from __future__ import annotations
@@ -27,23 +27,11 @@ import anyio
 from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, LspClientError, path_uri
 
-from bench import bench_load_cache
-from bench.bench_load_clients import Ask, Edit, Lane, Step, Verdict, run_phase
-from bench.bench_load_sites import (
-    DEFINITION,
-    HOVER,
-    REFERENCES,
-    REQUEST_TIMEOUT,
-    SYMBOLS,
-    Query,
-    Site,
-    cache_delta,
-    canonical,
-    open_site,
-    pick_queries,
-    reference_answers,
-)
 from bench.fetch_corpus import Corpus
+from bench.mux import cache_figure
+from bench.mux.clangd_queries import DEFINITION, HOVER, REFERENCES, REQUEST_TIMEOUT, SYMBOLS, Query
+from bench.mux.load_lanes import Ask, Edit, Lane, Step, Verdict, cache_delta, run_phase
+from bench.mux.load_sites import Site, canonical, open_site, pick_queries, reference_answers
 
 log = logging.getLogger(__name__)
 
@@ -222,7 +210,7 @@ async def run(
                 edit_every=edit_every,
                 seed=seed,
             )
-        figure = await bench_load_cache.run(sites["cache"], sites["nocache"], queries, Judge(references), cache_reps)
+        figure = await cache_figure.run(sites["cache"], sites["nocache"], queries, Judge(references), cache_reps)
         return {
             "corpus": base.corpus.description,
             "files": list(base.corpus.files),

@@ -13,8 +13,6 @@ comes from the response.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -22,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from support.daemon_proc import LENSMUX, DaemonProc
+from support.daemon_proc import DaemonProc
 
+from bench.daemon_launch import BenchDaemonError, index_with_cli
 from bench.daemon_launch import bench_daemon as launch_daemon
+from bench.daemon_launch import config_text as daemon_config_text
 
-__all__ = ["DaemonRunFailed", "SearchRecord", "index_root", "run_queries", "search_daemon"]
+__all__ = ["DaemonRunFailed", "SearchRecord", "config_text", "index_root", "run_queries", "search_daemon"]
 
 # Queries unrelated to any docstring: they start pyright's workspace analysis and load
 # the model before anything is measured, without warming the cache for measured queries.
@@ -40,8 +40,8 @@ WARMUP_QUERIES = (
 )
 
 
-class DaemonRunFailed(Exception):
-    """The benchmark daemon did not start, index or answer."""
+class DaemonRunFailed(BenchDaemonError):
+    """The benchmark daemon did not answer a search."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,18 +74,7 @@ class SearchRecord:
 
 def config_text(search: Mapping[str, Any] | None = None) -> str:
     """The benchmark daemon's configuration, with an optional `[daemon.search]` table."""
-    lines = ["[daemon]", 'log_level = "warning"', "", "[daemon.http]", "enabled = false"]
-    if search:
-        lines += ["", "[daemon.search]"]
-        for key, value in search.items():
-            if isinstance(value, Mapping):
-                continue
-            lines.append(f"{key} = {json.dumps(value)}")
-        for key, value in search.items():
-            if isinstance(value, Mapping):
-                lines += ["", f"[daemon.search.{key}]"]
-                lines += [f"{k} = {json.dumps(v)}" for k, v in value.items()]
-    return "\n".join(lines) + "\n"
+    return daemon_config_text(search=search)
 
 
 def search_daemon(base: Path, config: str) -> AbstractContextManager[DaemonProc]:
@@ -95,22 +84,7 @@ def search_daemon(base: Path, config: str) -> AbstractContextManager[DaemonProc]
 
 def index_root(daemon: DaemonProc, root: Path) -> dict[str, Any]:
     """`lensmux index ROOT --wait --json`, plus the wall time and the index status."""
-    started = time.perf_counter()
-    done = subprocess.run(
-        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait", "--json"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=7200,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
-    wall = time.perf_counter() - started
-    if done.returncode != 0:
-        raise DaemonRunFailed(f"lensmux index {root} failed ({done.returncode}): {done.stderr[-2000:]}")
-    summary: dict[str, Any] = json.loads(done.stdout)
-    if summary.get("error"):
-        raise DaemonRunFailed(f"indexing {root} ended with an error: {summary['error']}")
+    summary, wall = index_with_cli(daemon, root, timeout=7200)
     status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
     return {"summary": summary, "status": status, "wall_s": round(wall, 2)}
 
