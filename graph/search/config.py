@@ -58,7 +58,7 @@ class FusionWeights:
     does the same for test code unless the query asks about tests: test functions exercise
     the code a question is about and repeat its words, but are rarely what is asked for.
 
-    Tuned on flask 3.1.0 only (bench/bench_search_tune.py; docs/benchmarks.md, "Hybrid
+    Tuned on flask 3.1.0 only (bench/search/tune.py; docs/benchmarks.md, "Hybrid
     search"): vector, prose and mention by coordinate search, with RRF k = 60. `tests` is
     set by judgement (the benchmark's answers are all library code, so it would drive the
     share to 0) and its effect is reported separately.
