@@ -28,6 +28,10 @@ class ClangdAdapter(Adapter):
                 argv[0] = str(binary)
         return argv
 
+    def adjust_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """clangd's own encoding negotiation: offer UTF-16 only, like `general.positionEncodings`."""
+        capabilities["offsetEncoding"] = ["utf-16"]
+
     def indexing(self) -> bool:
         """True between the background index's `begin` and `end`."""
         return self._background_index_running

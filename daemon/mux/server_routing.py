@@ -1,7 +1,7 @@
 """Server → client: answers to the client that asked, notifications to the clients concerned.
 
 Responses go to the client that asked (or to the daemon's own waiter),
-diagnostics and per-document news to the clients holding the document,
+diagnostics to diagnostics.py, per-document news to the clients holding the document,
 `$/progress` by token, other notifications to all; server requests go to
 server_requests.py.
 """
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux import diagnostics, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
@@ -23,14 +23,6 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
-
-
-class _DiagnosticsHead(msgspec.Struct):
-    uri: str
-    version: int | None = None
-
-
-_diag_decoder = msgspec.json.Decoder(_DiagnosticsHead)
 
 
 class _ProgressHead(msgspec.Struct):
@@ -93,7 +85,7 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
     method = env.method
     body: bytes | None = None
     if method == "textDocument/publishDiagnostics" and env.params is not UNSET:
-        _route_diagnostics(instance, env.params)
+        diagnostics.on_publish(instance, env.params)
         return
     if method == "$/progress" and env.params is not UNSET:
         _route_progress(instance, env)
@@ -129,36 +121,6 @@ def _route_to_holders(instance: Instance, params: Raw, body: bytes) -> None:
         holder = instance.clients.get(cid)
         if holder is not None:
             holder.send(body)
-
-
-def _route_diagnostics(instance: Instance, params: Raw) -> None:
-    try:
-        head = _diag_decoder.decode(params)
-    except msgspec.DecodeError:
-        return
-    holders = instance.documents.holders(head.uri)
-    if holders:
-        targets = [instance.clients[c] for c in holders if c in instance.clients]
-    elif b'"diagnostics":[]' in bytes(params) and head.uri not in instance.broadcast_diagnostics:
-        # Clearing diagnostics no client ever saw (a file the daemon opened to index it).
-        return
-    else:
-        # Diagnostics of files nobody has open (workspace-wide analysis) go to everyone.
-        targets = list(instance.clients.values())
-        instance.broadcast_diagnostics.add(head.uri)
-    plain = ev.notification("textDocument/publishDiagnostics", params)
-    if head.version is None:
-        for client in targets:
-            client.send(plain)
-        return
-    value = ev.decode_value(params)
-    for client in targets:
-        version = instance.documents.client_version(head.uri, client.id, head.version)
-        if version is None:
-            value.pop("version", None)
-        else:
-            value["version"] = version
-        client.send(ev.notification("textDocument/publishDiagnostics", ev.encode_value(value)))
 
 
 def _route_progress(instance: Instance, env: Envelope) -> None:

@@ -1,0 +1,241 @@
+"""Each client is served in the mode it declared, whoever came first (real pyright and clangd).
+
+Diagnostics reach push clients as publishDiagnostics and pull clients through
+textDocument/diagnostic; a client that opens a document someone else holds sees
+its diagnostics at once, and a client that closes one sees them cleared;
+registrations reach only the clients that declared dynamic registration.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from support.daemon_proc import DaemonProc
+from support.lspclient import LspClient, default_client_capabilities
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+# An eglot-like editor: push diagnostics only, no dynamic registration at all.
+PUSH_ONLY_CAPS: dict[str, Any] = {
+    "workspace": {"applyEdit": True, "configuration": True, "workspaceFolders": True},
+    "textDocument": {
+        "synchronization": {"didSave": True},
+        "hover": {"contentFormat": ["plaintext"]},
+        "publishDiagnostics": {"relatedInformation": False, "versionSupport": True},
+    },
+    "window": {"workDoneProgress": True},
+}
+
+
+def pull_caps() -> dict[str, Any]:
+    """A VS Code-like editor: pull diagnostics with refresh, dynamic registration."""
+    caps = default_client_capabilities()
+    caps["textDocument"]["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+    caps["workspace"]["diagnostics"] = {"refreshSupport": True}
+    return caps
+
+
+@dataclass(frozen=True)
+class Case:
+    """One server and a file in its sample project with one error."""
+
+    server: str
+    language: str
+    project: str
+    bad: str
+    text: str
+
+
+PYRIGHT = Case("pyright", "python", "py_project", "demo/bad.py", 'count: int = "not a number"\n')
+CLANGD = Case("clangd", "c", "c_project", "src/bad.c", "int broken(void) {\n    return no_such_name;\n}\n")
+
+
+@pytest.fixture(params=[CLANGD, PYRIGHT], ids=lambda c: c.server)
+def case(request: pytest.FixtureRequest) -> Case:
+    """Run against clangd and against pyright."""
+    param: Case = request.param
+    return param
+
+
+def _bad_file(case: Case, request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    root: Path = request.getfixturevalue(case.project)
+    path = root / case.bad
+    path.write_text(case.text)
+    return root, path
+
+
+def _is_for(uri: str, *, empty: bool | None = None) -> Any:
+    def match(params: Any) -> bool:
+        if params.get("uri") != uri:
+            return False
+        return empty is None or (not params.get("diagnostics")) == empty
+
+    return match
+
+
+async def _round_trip(client: LspClient, uri: str) -> None:
+    """Anything the daemon queued for `client` before this answer has arrived after it."""
+    await client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+
+
+def _live_registrations(client: LspClient) -> dict[str, dict[str, Any]]:
+    """The registrations a client holds after every register/unregister it was sent."""
+    live: dict[str, dict[str, Any]] = {}
+    for method, params in client.server_requests:
+        if method == "client/registerCapability":
+            for reg in params["registrations"]:
+                live[reg["id"]] = reg
+        elif method == "client/unregisterCapability":
+            for item in params["unregisterations"]:
+                live.pop(item["id"], None)
+    return live
+
+
+async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    argv = daemon.client_argv("pyright")
+    async with (
+        LspClient.over_process(argv, name="vscode") as puller,
+        LspClient.over_process(argv, name="eglot") as pusher,
+    ):
+        pull_result = await puller.initialize(root, capabilities=pull_caps())
+        push_result = await pusher.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        assert "diagnosticProvider" in pull_result["capabilities"]
+        assert "diagnosticProvider" not in push_result["capabilities"]
+
+        uri = await pusher.open(path, "python")
+        published = await pusher.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+        )
+        assert published["version"] == 1
+        assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
+
+        await puller.open(path, "python")
+        report = await puller.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        assert report["kind"] == "full"
+        assert [d["message"] for d in report["items"]] == [d["message"] for d in published["diagnostics"]]
+        again = await puller.request(
+            "textDocument/diagnostic", {"textDocument": {"uri": uri}, "previousResultId": report["resultId"]}
+        )
+        assert again["kind"] == "unchanged"
+        # The pull client is not pushed to: it would show every error twice.
+        assert not puller.notifications_of("textDocument/publishDiagnostics")
+
+
+async def test_second_client_opening_a_held_document_gets_its_diagnostics_at_once(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with (
+        LspClient.over_process(argv, name="first") as first,
+        LspClient.over_process(argv, name="second") as second,
+    ):
+        await first.initialize(root)
+        await second.initialize(root)
+        uri = await first.open(path, case.language, version=4)
+        seen = await first.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        assert seen["version"] == 4
+
+        await second.open(path, case.language, version=17)
+        replayed = await second.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=30
+        )
+        # In the newcomer's own numbering.
+        assert replayed["version"] == 17
+        assert replayed["diagnostics"] == seen["diagnostics"]
+
+
+async def test_closing_a_document_clears_its_diagnostics_for_the_closing_client(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with LspClient.over_process(argv, name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, case.language)
+        await lone.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        mark = len(lone.notifications)
+        await lone.close(uri)
+        await lone.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
+        )
+
+
+async def test_closing_a_shared_document_clears_it_only_for_the_closer(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with (
+        LspClient.over_process(argv, name="closer") as closer,
+        LspClient.over_process(argv, name="keeper") as keeper,
+    ):
+        await closer.initialize(root)
+        await keeper.initialize(root)
+        uri = await closer.open(path, case.language)
+        await keeper.open(path, case.language)
+        await closer.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        await keeper.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        mark = len(closer.notifications)
+        await closer.close(uri)
+        await closer.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
+        )
+        await _round_trip(keeper, uri)
+        assert not [p for p in keeper.notifications_of("textDocument/publishDiagnostics") if not p["diagnostics"]]
+
+
+async def test_client_without_dynamic_registration_is_sent_no_registrations(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    argv = daemon.client_argv("pyright")
+    async with (
+        LspClient.over_process(argv, name="witness") as witness,
+        LspClient.over_process(argv, name="eglot") as plain,
+    ):
+        await witness.initialize(root)
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await plain.open(path, "python")
+        with anyio.fail_after(60):
+            while not any(m == "client/registerCapability" for m, _ in witness.server_requests):
+                await anyio.sleep(0.05)
+        await _round_trip(plain, uri)
+        assert [m for m, _ in plain.server_requests if m.startswith("client/")] == []
+        watched = [r for r in _live_registrations(witness).values() if r["method"] == "workspace/didChangeWatchedFiles"]
+        assert watched, _live_registrations(witness)
+
+
+async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, "python")
+
+        def watching() -> list[dict[str, Any]]:
+            live = _live_registrations(lone).values()
+            return [r for r in live if r["method"] == "workspace/didChangeWatchedFiles"]
+
+        with anyio.fail_after(60):
+            while not watching():
+                await anyio.sleep(0.05)
+        first_ids = {r["id"] for r in watching()}
+        requests_before = len(lone.server_requests)
+        # pyright re-registers its file watchers under new ids when settings change.
+        await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
+        with anyio.fail_after(60):
+            while not any(m == "client/unregisterCapability" for m, _ in lone.server_requests[requests_before:]):
+                await anyio.sleep(0.05)
+        await _round_trip(lone, uri)
+        assert watching(), lone.server_requests
+        assert {r["id"] for r in watching()} != first_ids
