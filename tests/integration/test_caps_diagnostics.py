@@ -222,20 +222,54 @@ async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
         await lone.initialize(root)
         uri = await lone.open(path, "python")
 
-        def watching() -> list[dict[str, Any]]:
+        def watching() -> set[str]:
             live = _live_registrations(lone).values()
-            return [r for r in live if r["method"] == "workspace/didChangeWatchedFiles"]
+            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
 
         with anyio.fail_after(60):
             while not watching():
                 await anyio.sleep(0.05)
-        first_ids = {r["id"] for r in watching()}
-        requests_before = len(lone.server_requests)
-        # pyright re-registers its file watchers under new ids when settings change.
-        await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
-        with anyio.fail_after(60):
-            while not any(m == "client/unregisterCapability" for m, _ in lone.server_requests[requests_before:]):
-                await anyio.sleep(0.05)
-        await _round_trip(lone, uri)
-        assert watching(), lone.server_requests
-        assert {r["id"] for r in watching()} != first_ids
+        # pyright registers its file watchers again under new ids when settings
+        # change, then unregisters the old ones: twice, so that whatever it did
+        # while starting up is over by the second time.
+        for _ in range(2):
+            await _round_trip(lone, uri)
+            before = watching()
+            assert before, lone.server_requests
+            mark = len(lone.server_requests)
+            await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
+
+            def old_ones_withdrawn() -> bool:
+                return any(
+                    method == "client/unregisterCapability"
+                    and any(item["id"] in before for item in params["unregisterations"])
+                    for method, params in lone.server_requests[mark:]
+                )
+
+            with anyio.fail_after(60):
+                while not old_ones_withdrawn():
+                    await anyio.sleep(0.05)
+            await _round_trip(lone, uri)
+            assert watching(), lone.server_requests
+            assert watching() != before
+
+
+async def test_server_gets_file_events_from_the_daemon_when_no_client_watches(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("py_project")
+    user = root / "demo" / "user.py"
+    user.write_text("from demo.extra import helper\n\nhelper()\n")
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="eglot") as plain:
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await plain.open(user, "python")
+        unresolved = await plain.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+        )
+        assert any("extra" in d["message"] for d in unresolved["diagnostics"]), unresolved
+        mark = len(plain.notifications)
+        # The module appears on disk (a checkout, a generator): pyright hears of it only as a file event.
+        (root / "demo" / "extra.py").write_text("def helper() -> int:\n    return 1\n")
+        await plain.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=60
+        )
