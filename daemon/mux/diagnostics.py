@@ -134,7 +134,9 @@ def _refresh_pull_clients(instance: Instance, uri: str, entry: Published, answer
         client = instance.clients.get(cid)
         if client is None or cid in answered or not pulls_diagnostics(client.capabilities):
             continue
-        if shown.get(cid) == entry.result_id or not accepts_refresh(client.capabilities, _REFRESH):
+        # Only a client that pulled an older set needs telling; one that never pulled will.
+        seen = shown.get(cid)
+        if seen is None or seen == entry.result_id or not accepts_refresh(client.capabilities, _REFRESH):
             continue
         client.request(_REFRESH, None)
 

@@ -96,6 +96,14 @@ def _live_registrations(client: LspClient) -> dict[str, dict[str, Any]]:
     return live
 
 
+def _withdrawn(client: LspClient, ids: set[str], *, since: int) -> bool:
+    """Whether some of `ids` were unregistered at the client after its `since`-th server request."""
+    return any(
+        method == "client/unregisterCapability" and any(item["id"] in ids for item in params["unregisterations"])
+        for method, params in client.server_requests[since:]
+    )
+
+
 async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
@@ -239,15 +247,8 @@ async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
             mark = len(lone.server_requests)
             await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
 
-            def old_ones_withdrawn() -> bool:
-                return any(
-                    method == "client/unregisterCapability"
-                    and any(item["id"] in before for item in params["unregisterations"])
-                    for method, params in lone.server_requests[mark:]
-                )
-
             with anyio.fail_after(60):
-                while not old_ones_withdrawn():
+                while not _withdrawn(lone, before, since=mark):
                     await anyio.sleep(0.05)
             await _round_trip(lone, uri)
             assert watching(), lone.server_requests
