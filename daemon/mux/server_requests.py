@@ -16,6 +16,7 @@ from lensmux.daemon.mux import registrations
 from lensmux.daemon.mux.client_caps import accepts_refresh
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.errors import ServerUnavailable
+from lensmux.daemon.mux.result_shape import ResourceOperationsUnsupported, edit_for_client
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
 
@@ -90,6 +91,12 @@ async def _route_to_owner(instance: Instance, server_id: Id, method: str, params
         return
     if method == "workspace/applyEdit" and isinstance(params, dict):
         _map_edit_versions(instance, client, params)
+        if isinstance(params.get("edit"), dict):
+            try:
+                params["edit"] = edit_for_client(params["edit"], client.capabilities)
+            except ResourceOperationsUnsupported as exc:
+                await _answer(instance, server_id, {"applied": False, "failureReason": f"{client.name}: {exc}"})
+                return
 
     async def relay(reply: Envelope) -> None:
         await _send_reply(instance, server_id, reply)

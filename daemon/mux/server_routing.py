@@ -16,6 +16,7 @@ from msgspec import UNSET, Raw
 
 from lensmux.daemon.mux import diagnostics, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, shape_result
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
+
+_SHAPED = COMPLETION_METHODS | EDIT_METHODS
 
 
 class _ProgressHead(msgspec.Struct):
@@ -77,7 +80,11 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     if not waiting:
         # The leader left or gave up; its followers still get the answer.
         entry.client = None
-    body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
+    result = env.result
+    if entry.client is not None and isinstance(result, Raw) and entry.method in _SHAPED:
+        # What the server would have answered this client alone (snippets, documentChanges).
+        result = shape_result(entry.method, result, entry.client.capabilities)
+    body = ev.encode(Envelope(id=entry.client_id, result=result, error=env.error))
     answer_all(entry, body)
 
 

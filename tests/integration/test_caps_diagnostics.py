@@ -274,3 +274,39 @@ async def test_server_gets_file_events_from_the_daemon_when_no_client_watches(
         await plain.wait_notification(
             "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=60
         )
+
+
+def _completion_texts(answer: Any) -> list[tuple[Any, str]]:
+    items = answer.get("items", []) if isinstance(answer, dict) else answer or []
+    return [
+        (i.get("insertTextFormat"), (i.get("textEdit") or {}).get("newText") or i.get("insertText") or "")
+        for i in items
+    ]
+
+
+async def test_completions_have_snippets_only_for_clients_that_declared_them(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("c_project")
+    path = root / "src" / "use.c"
+    path.write_text('#include "util.h"\nint use(void) { return ad; }\n')
+    snippet_caps = default_client_capabilities()
+    snippet_caps["textDocument"]["completion"] = {"completionItem": {"snippetSupport": True}}
+    argv = daemon.client_argv("clangd")
+    async with (
+        LspClient.over_process(argv, name="snippets") as fancy,
+        LspClient.over_process(argv, name="plain") as plain,
+    ):
+        await fancy.initialize(root, capabilities=snippet_caps)
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await fancy.open(path, "c")
+        await plain.open(path, "c")
+        position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
+        # clangd completes from its preamble, built once after the open.
+        with anyio.fail_after(60):
+            while not (fancy_items := _completion_texts(await fancy.request("textDocument/completion", position))):
+                await anyio.sleep(0.1)
+        plain_items = _completion_texts(await plain.request("textDocument/completion", position))
+        assert any(fmt == 2 and "${" in text for fmt, text in fancy_items), fancy_items
+        assert "add" in [text for _, text in plain_items], plain_items
+        assert all(fmt != 2 and "${" not in text and "$0" not in text for fmt, text in plain_items), plain_items

@@ -55,6 +55,10 @@ class StubInstance:
         self.config = SimpleNamespace(timeouts=SimpleNamespace(for_method=lambda method: 30.0))
         self.to_server: list[dict[str, Any]] = []
 
+    def last_active_client(self) -> Any:
+        """The first client stands in for the one a server request is routed to."""
+        return next(iter(self.clients.values()), None)
+
     async def send_to_server(self, body: bytes) -> None:
         self.to_server.append(json.loads(body))
 
