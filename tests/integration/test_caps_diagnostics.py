@@ -9,13 +9,15 @@ registrations reach only the clients that declared dynamic registration.
 from __future__ import annotations
 
 import copy
+import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from support.daemon_proc import DaemonProc
+from support.daemon_proc import DaemonProc, process_alive, wait_until
 from support.lspclient import LspClient, default_client_capabilities
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -310,3 +312,29 @@ async def test_completions_have_snippets_only_for_clients_that_declared_them(
         assert any(fmt == 2 and "${" in text for fmt, text in fancy_items), fancy_items
         assert "add" in [text for _, text in plain_items], plain_items
         assert all(fmt != 2 and "${" not in text and "$0" not in text for fmt, text in plain_items), plain_items
+
+
+async def test_registrations_are_rebuilt_when_the_server_restarts(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, "python")
+
+        def watching() -> set[str]:
+            live = _live_registrations(lone).values()
+            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
+
+        with anyio.fail_after(60):
+            while not watching():
+                await anyio.sleep(0.05)
+        await _round_trip(lone, uri)
+        old = watching()
+        pid = daemon.instances("pyright")[0]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not process_alive(pid), what="server to die")
+        # The old process's registrations are withdrawn; the new one's are the client's.
+        with anyio.fail_after(60):
+            while not (watching() and not watching() & old):
+                await anyio.sleep(0.05)
