@@ -161,11 +161,24 @@ def opened(instance: Instance, client: ClientSession, uri: str, *, shared: bool)
     push(instance, client, entry)
 
 
+def attached(instance: Instance, client: ClientSession) -> None:
+    """A push client finished initializing: show it the diagnostics of files nobody holds (workspace analysis)."""
+    if pulls_diagnostics(client.capabilities):
+        return
+    store = instance.diagnostics
+    for uri in sorted(store.broadcast):
+        entry = store.latest.get(uri)
+        if entry is not None and entry.diagnostics and instance.documents.get(uri) is None:
+            push(instance, client, entry)
+
+
 def closed(instance: Instance, client: ClientSession, uri: str, *, last: bool) -> None:
     """A client closed `uri`: clear what it was shown, now or with the server's own clearing publish."""
     store = instance.diagnostics
     shown = store.shown.get(uri, {})
-    if client.id not in shown:
+    if client.id not in shown or pulls_diagnostics(client.capabilities):
+        # A pull client drops a closed document's pulled diagnostics itself, and is never pushed to.
+        shown.pop(client.id, None)
         return
     if last:
         # The server answers the didClose with its own publish (empty, as a rule): that one is this client's.

@@ -53,6 +53,7 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     elif method == "initialized":
         client.initialized = True
         registrations.replay(instance, client)
+        diagnostics.attached(instance, client)
     elif method in _SWALLOWED:
         return
     else:

@@ -74,6 +74,30 @@ def test_closing_clears_for_the_closer_now_or_with_the_servers_publish() -> None
     assert len(closer.of("textDocument/publishDiagnostics")) == 2
 
 
+def test_a_push_client_joining_later_gets_the_diagnostics_of_files_nobody_holds() -> None:
+    early, late, puller = stub(1, PUSH), stub(2, PUSH), stub(3, PULL)
+    inst: Any = StubInstance(early)
+    _publish(inst, [ERROR], version=None)
+    assert early.of("textDocument/publishDiagnostics") == [{"uri": URI, "diagnostics": [ERROR]}]
+    inst.clients.update({late.id: late, puller.id: puller})
+    diagnostics.attached(inst, late)
+    diagnostics.attached(inst, puller)
+    assert late.of("textDocument/publishDiagnostics") == [{"uri": URI, "diagnostics": [ERROR]}]
+    assert puller.messages == []
+
+
+def test_a_pull_client_closing_a_document_is_not_pushed_to() -> None:
+    puller, keeper = stub(1, PULL), stub(2, PUSH)
+    inst: Any = StubInstance(puller, keeper)
+    _open(inst, puller, 1)
+    _open(inst, keeper, 1)
+    _publish(inst, [ERROR])
+    diagnostics_pull.handle(inst, puller, 1, "textDocument/diagnostic", {"textDocument": {"uri": URI}})
+    inst.documents.close(puller.id, URI)
+    diagnostics.closed(inst, puller, URI, last=False)
+    assert puller.of("textDocument/publishDiagnostics") == []
+
+
 def test_clearing_a_document_nobody_was_shown_goes_nowhere() -> None:
     client = stub(1, PUSH)
     inst: Any = StubInstance(client)
