@@ -11,13 +11,14 @@ from __future__ import annotations
 import copy
 import os
 import signal
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from support.daemon_proc import DaemonProc, process_alive, wait_until
+from support.daemon_proc import LENSMUX, DaemonProc, process_alive, wait_until
 from support.lspclient import LspClient, default_client_capabilities
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -338,3 +339,34 @@ async def test_registrations_are_rebuilt_when_the_server_restarts(
         with anyio.fail_after(60):
             while not (watching() and not watching() & old):
                 await anyio.sleep(0.05)
+
+
+async def test_an_editor_after_the_indexer_gets_a_fully_initialized_server(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("c_project")
+    path = root / "src" / "use.c"
+    path.write_text('#include "util.h"\nint use(void) { return ad; }\n')
+    indexed = subprocess.run(
+        [LENSMUX, "index", str(root), "--wait", "--runtime-dir", str(daemon.runtime_dir)],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    started_by_indexer = daemon.instances("clangd")
+    assert len(started_by_indexer) == 1
+    snippet_caps = default_client_capabilities()
+    snippet_caps["textDocument"]["completion"] = {"completionItem": {"snippetSupport": True}}
+    async with LspClient.over_process(daemon.client_argv("clangd"), name="editor") as editor:
+        await editor.initialize(root, capabilities=snippet_caps)
+        assert [i["pid"] for i in daemon.instances("clangd")] == [started_by_indexer[0]["pid"]]
+        uri = await editor.open(path, "c")
+        position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
+        with anyio.fail_after(60):
+            while not (items := _completion_texts(await editor.request("textDocument/completion", position))):
+                await anyio.sleep(0.1)
+        # The editor declared snippets; the indexer did not, and came first.
+        assert any(fmt == 2 and "${" in text for fmt, text in items), items
