@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from lensmux.adapters.capabilities import daemon_initialize_params
 from lensmux.adapters.encodings import offer_positions
 from lensmux.adapters.spec import ServerConfig
 
@@ -76,30 +77,24 @@ class Adapter:
         return {**os.environ, **self.config.env}
 
     def initialize_params(self, client_params: dict[str, Any], root: Path, daemon_pid: int) -> dict[str, Any]:
-        """Parameters for the one `initialize` the server gets."""
-        params = dict(client_params)
-        uri = root.as_uri()
+        """Parameters for the one `initialize` the server gets: the daemon's own, not a client's.
+
+        `client_params` (the first client's, or the indexer's) only tells which
+        client started the instance; the server must not depend on it, since
+        every later client shares what it was told.
+        """
         # The server must outlive the first editor: it watches processId and
         # exits when that process does, so it gets the daemon's.
-        params["processId"] = daemon_pid
-        params["rootUri"] = uri
-        params["rootPath"] = str(root)
-        params["workspaceFolders"] = [{"uri": uri, "name": root.name or str(root)}]
+        params = daemon_initialize_params(root.as_uri(), str(root), root.name or str(root), daemon_pid)
         if self.config.initialization_options:
             params["initializationOptions"] = self.config.initialization_options
-        else:
-            params.pop("initializationOptions", None)
-        caps = offer_positions(params.get("capabilities") or {})
-        workspace = dict(caps.get("workspace") or {})
-        workspace["configuration"] = True
-        workspace["workspaceFolders"] = True
-        caps["workspace"] = workspace
-        window = dict(caps.get("window") or {})
-        window["workDoneProgress"] = True
-        caps["window"] = window
-        params["capabilities"] = caps
-        params.pop("workDoneToken", None)
+        # Positions: UTF-16 only, in every field a server may read (adapters/encodings.py).
+        params["capabilities"] = offer_positions(params["capabilities"])
+        self.adjust_capabilities(params["capabilities"])
         return params
+
+    def adjust_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """Per-server tweaks of the daemon's capabilities (extensions, workarounds)."""
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answers to workspace/configuration: one per item, from the configured settings."""

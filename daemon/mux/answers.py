@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from lensmux.daemon.mux import diagnostics_pull
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -62,6 +63,7 @@ async def timeout_task(instance: Instance) -> None:
     while True:
         await anyio.sleep(0.25)
         now = time.monotonic()
+        diagnostics_pull.expire_parked(instance)
         for entry in instance.pending.entries():
             if entry.client is None:
                 continue

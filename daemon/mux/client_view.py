@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
+from lensmux.daemon.mux.client_caps import pulls_diagnostics
+from lensmux.daemon.mux.diagnostics_pull import diagnostic_provider
 from lensmux.daemon.mux.positions import announce
 from lensmux.daemon.wire import envelope as ev
 
@@ -33,4 +35,13 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
 
 def _shape(result: dict[str, Any], client_caps: dict[str, Any]) -> dict[str, Any]:
     """Adjust the server's result to one client's declared capabilities."""
+    caps = result.get("capabilities")
+    if isinstance(caps, dict):
+        caps = dict(caps)
+        # Diagnostics are served by the daemon: pulled by those that declared pull,
+        # pushed to everyone else, whatever the server would have offered.
+        caps.pop("diagnosticProvider", None)
+        if pulls_diagnostics(client_caps):
+            caps["diagnosticProvider"] = diagnostic_provider()
+        result = {**result, "capabilities": caps}
     return announce(result, client_caps)

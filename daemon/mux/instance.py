@@ -26,6 +26,7 @@ from lensmux.daemon.mux.breaker import CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.client_view import initialize_result_for
+from lensmux.daemon.mux.diagnostics import DiagnosticsStore
 from lensmux.daemon.mux.documents import DocumentStore, ServerNotice
 from lensmux.daemon.mux.errors import (
     CircuitOpen,
@@ -37,6 +38,7 @@ from lensmux.daemon.mux.errors import (
 )
 from lensmux.daemon.mux.memory_watch import MemorySample
 from lensmux.daemon.mux.pending import Pending, PendingTable
+from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
 from lensmux.daemon.wire import envelope as ev
@@ -59,7 +61,8 @@ class Instance:
         self.clients: dict[int, ClientSession] = {}
         self.documents = DocumentStore()
         self.pending = PendingTable()
-        self.registrations: dict[str, dict[str, Any]] = {}
+        self.registrations = RegistrationTable()
+        self.diagnostics = DiagnosticsStore()
         self.progress_routes: dict[Any, set[int]] = {}
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
@@ -80,7 +83,6 @@ class Instance:
         self.breaker = CircuitBreaker(self.name, daemon.breaker)
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
         self.inflight: dict[bytes, Pending] = {}
-        self.broadcast_diagnostics: set[str] = set()
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []

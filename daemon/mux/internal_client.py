@@ -31,7 +31,12 @@ _converter = converters.get_converter()
 
 
 def default_initialize_params(root: Path) -> dict[str, Any]:
-    """What the daemon says in `initialize` when no editor started the instance."""
+    """The daemon's own `initialize` as a client of an instance.
+
+    The server does not see these capabilities: it is told the daemon's full
+    set (adapters/capabilities.py) whoever starts it, so an instance the
+    indexer starts serves editors just as well.
+    """
     caps = lsp.ClientCapabilities(
         text_document=lsp.TextDocumentClientCapabilities(
             synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),

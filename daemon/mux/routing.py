@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux import diagnostics, diagnostics_pull, registrations
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.documents import ServerNotice
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.positions import client_encoding
@@ -52,7 +53,8 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         client.close("client exit")
     elif method == "initialized":
         client.initialized = True
-        server_requests.replay_registrations(instance, client)
+        registrations.replay(instance, client)
+        diagnostics.attached(instance, client)
     elif method in _SWALLOWED:
         return
     else:
@@ -73,6 +75,10 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         # A client's shutdown ends that client only; the server stays for the others.
         client.shutdown_requested = True
         client.reply(env.id, None)
+        return
+    if method in diagnostics_pull.PULL_METHODS:
+        # The server only pushes; pulls are answered from what it pushed.
+        diagnostics_pull.handle(instance, client, env.id, method, ev.decode_value(env.params))
         return
     key = None
     if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
@@ -130,7 +136,8 @@ async def _client_cancel(instance: Instance, client: ClientSession, params: Any)
     cid = params["id"]
     entry = instance.pending.find_client(client, cid)
     if entry is None:
-        _cancel_follower(instance, client, cid)
+        if not diagnostics_pull.cancel_parked(instance, client, cid):
+            _cancel_follower(instance, client, cid)
         return
     if entry.detached:
         return
@@ -161,12 +168,21 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         # Read before taking the document lock; compared inside it, against
         # whatever the document holds by then.
         disk = await _disk_text(uri) if docs.get(str(uri)) is not None else None
-        await instance.sync_documents(lambda: docs.open(client.id, params, disk_text=disk))
+        shared = False
+
+        def open_document() -> list[ServerNotice]:
+            nonlocal shared
+            shared = docs.get(str(uri)) is not None
+            return docs.open(client.id, params, disk_text=disk)
+
+        await instance.sync_documents(open_document)
+        diagnostics.opened(instance, client, str(uri), shared=shared)
     elif method == "textDocument/didChange":
         encoding = client_encoding(client.capabilities)
         await instance.sync_documents(lambda: docs.change(client.id, params, encoding))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
+        diagnostics.closed(instance, client, str(uri), last=docs.get(str(uri)) is None)
 
 
 async def _disk_text(uri: Any) -> str | None:
@@ -201,6 +217,8 @@ async def detach(instance: Instance, client: ClientSession) -> None:
     instance.clients.pop(client.id, None)
     # Server requests it never answered: the server would wait forever.
     await client.abandon_requests()
+    instance.diagnostics.forget_client(client.id)
+    registrations.forget_client(instance, client.id)
     for entry in instance.pending.of_client(client):
         if not entry.detached:
             entry.detached = True

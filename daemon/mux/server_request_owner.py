@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.edits import client_versions, renumber, stale_documents
 from lensmux.daemon.mux.errors import ServerUnavailable
+from lensmux.daemon.mux.result_shape import ResourceOperationsUnsupported, edit_for_client
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
 
@@ -100,6 +101,14 @@ async def route(instance: Instance, server_id: Id, method: str, params: Any) -> 
             await _refuse(instance, server_id, method, why)
             return
         renumber(params.get("edit"), client_versions(instance.documents, client.id))
+        if isinstance(params.get("edit"), dict):
+            try:
+                params["edit"] = edit_for_client(params["edit"], client.capabilities)
+            except ResourceOperationsUnsupported as exc:
+                why = f"{client.name} cannot apply this edit: {exc}"
+                log.info("%s: %s refused: %s", instance.name, method, why)
+                await _refuse(instance, server_id, method, why)
+                return
     if method not in KNOWN_ROUTED:
         log.debug("%s: routing unknown server request %s to %s", instance.name, method, client.name)
 

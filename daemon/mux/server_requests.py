@@ -1,8 +1,8 @@
 """Server → client requests: answered by the daemon where it knows the answer.
 
 Without these answers pyright waits forever on `workspace/configuration`;
-without the registration cache a client that joins later would never learn of
-the server's dynamic capabilities.
+registrations are kept in registrations.py, which gives each client those it
+declared dynamic registration for.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from lensmux.daemon.mux import server_request_owner
-from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux import registrations, server_request_owner
+from lensmux.daemon.mux.client_caps import accepts_refresh
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, Id
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Refresh requests carry no params and want the clients to re-ask: broadcast.
+# Refresh requests carry no params and want the clients to re-ask: to those that declared refreshSupport.
 _REFRESH_SUFFIX = "/refresh"
 
 
@@ -40,17 +40,18 @@ async def handle(instance: Instance, env: Envelope) -> None:
         _progress_create(instance, params)
         await _answer(instance, server_id, None)
     elif method == "client/registerCapability":
-        _register(instance, params)
+        registrations.register(instance, params)
         await _answer(instance, server_id, None)
     elif method == "client/unregisterCapability":
-        _unregister(instance, params)
+        registrations.unregister(instance, params)
         await _answer(instance, server_id, None)
     elif method == "workspace/workspaceFolders":
         root = instance.key.root
         await _answer(instance, server_id, [{"uri": root.as_uri(), "name": root.name or str(root)}])
     elif method.endswith(_REFRESH_SUFFIX):
         for client in list(instance.clients.values()):
-            client.request(method, params)
+            if client.initialized and accepts_refresh(client.capabilities, method):
+                client.request(method, params)
         await _answer(instance, server_id, None)
     else:
         await server_request_owner.route(instance, server_id, method, params)
@@ -74,44 +75,4 @@ def _progress_create(instance: Instance, params: Any) -> None:
         instance.clients[cid].request("window/workDoneProgress/create", {"token": token})
 
 
-def _register(instance: Instance, params: Any) -> None:
-    regs = params.get("registrations", []) if isinstance(params, dict) else []
-    fresh = []
-    for reg in regs:
-        if not isinstance(reg, dict) or "id" not in reg:
-            continue
-        duplicate = any(
-            old.get("method") == reg.get("method") and old.get("registerOptions") == reg.get("registerOptions")
-            for old in instance.registrations.values()
-        )
-        instance.registrations[str(reg["id"])] = reg
-        if not duplicate:
-            # A restarted server registers again what the clients already have.
-            fresh.append(reg)
-    if fresh:
-        for client in _initialized_clients(instance):
-            client.request("client/registerCapability", {"registrations": fresh})
-
-
-def _unregister(instance: Instance, params: Any) -> None:
-    items = params.get("unregisterations", []) if isinstance(params, dict) else []
-    gone = []
-    for item in items:
-        if isinstance(item, dict) and instance.registrations.pop(str(item.get("id")), None) is not None:
-            gone.append(item)
-    if gone:
-        for client in _initialized_clients(instance):
-            client.request("client/unregisterCapability", {"unregisterations": gone})
-
-
-def _initialized_clients(instance: Instance) -> list[ClientSession]:
-    return [c for c in instance.clients.values() if c.initialized]
-
-
-def replay_registrations(instance: Instance, client: ClientSession) -> None:
-    """Give a client that just finished initializing the registrations it missed."""
-    if instance.registrations:
-        client.request("client/registerCapability", {"registrations": list(instance.registrations.values())})
-
-
-__all__ = ["handle", "msgspec", "replay_registrations"]
+__all__ = ["handle", "msgspec"]

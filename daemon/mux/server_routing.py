@@ -1,7 +1,7 @@
 """Server → client: answers to the client that asked, notifications to the clients concerned.
 
 Responses go to the client that asked (or to the daemon's own waiter),
-diagnostics and per-document news to the clients holding the document,
+diagnostics to diagnostics.py, per-document news to the clients holding the document,
 `$/progress` by token, other notifications to all; server requests go to
 server_requests.py.
 """
@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux import diagnostics, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, shape_result
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -26,13 +27,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
-class _DiagnosticsHead(msgspec.Struct):
-    uri: str
-    version: int | None = None
-
-
-_diag_decoder = msgspec.json.Decoder(_DiagnosticsHead)
+_SHAPED = COMPLETION_METHODS | EDIT_METHODS
+_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS
 
 
 class _ProgressHead(msgspec.Struct):
@@ -87,18 +83,23 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     if not waiting:
         # The leader left or gave up; its followers still get the answer.
         entry.client = None
-    if entry.method in EDIT_RESULT_METHODS and env.result is not UNSET:
-        _answer_edit(instance, entry, env.result)
+    if env.result is not UNSET and entry.method in _PER_CLIENT:
+        _answer_each(instance, entry, env.result)
         return
     body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
     answer_all(entry, body)
 
 
-def _answer_edit(instance: Instance, entry: Pending, result: Raw) -> None:
-    """A result that may hold WorkspaceEdits: each client gets its own document versions."""
+def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
+    """A result each asker gets in its own terms: its document versions, what it declared it can take."""
     askers = [(entry.client, entry.client_id)] if entry.client is not None else []
     for client, client_id in [*askers, *entry.followers]:
-        own = renumber_result(result, client_versions(instance.documents, client.id))
+        own = result
+        if entry.method in EDIT_RESULT_METHODS:
+            own = renumber_result(own, client_versions(instance.documents, client.id))
+        if entry.method in _SHAPED:
+            # What the server would have answered this client alone (snippets, documentChanges).
+            own = shape_result(entry.method, own, client.capabilities)
         client.send(ev.response(client_id, own))
     entry.followers.clear()
 
@@ -107,7 +108,7 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
     method = env.method
     body: bytes | None = None
     if method == "textDocument/publishDiagnostics" and env.params is not UNSET:
-        _route_diagnostics(instance, env.params)
+        diagnostics.on_publish(instance, env.params)
         return
     if method == "$/progress" and env.params is not UNSET:
         _route_progress(instance, env)
@@ -143,36 +144,6 @@ def _route_to_holders(instance: Instance, params: Raw, body: bytes) -> None:
         holder = instance.clients.get(cid)
         if holder is not None:
             holder.send(body)
-
-
-def _route_diagnostics(instance: Instance, params: Raw) -> None:
-    try:
-        head = _diag_decoder.decode(params)
-    except msgspec.DecodeError:
-        return
-    holders = instance.documents.holders(head.uri)
-    if holders:
-        targets = [instance.clients[c] for c in holders if c in instance.clients]
-    elif b'"diagnostics":[]' in bytes(params) and head.uri not in instance.broadcast_diagnostics:
-        # Clearing diagnostics no client ever saw (a file the daemon opened to index it).
-        return
-    else:
-        # Diagnostics of files nobody has open (workspace-wide analysis) go to everyone.
-        targets = list(instance.clients.values())
-        instance.broadcast_diagnostics.add(head.uri)
-    plain = ev.notification("textDocument/publishDiagnostics", params)
-    if head.version is None:
-        for client in targets:
-            client.send(plain)
-        return
-    value = ev.decode_value(params)
-    for client in targets:
-        version = instance.documents.client_version(head.uri, client.id, head.version)
-        if version is None:
-            value.pop("version", None)
-        else:
-            value["version"] = version
-        client.send(ev.notification("textDocument/publishDiagnostics", ev.encode_value(value)))
 
 
 def _route_progress(instance: Instance, env: Envelope) -> None:

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from lensmux.adapters.base import AdapterError
-from lensmux.daemon.mux import server_routing
+from lensmux.daemon.mux import registrations, server_routing, watched_files
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.memory_watch import memory_task
@@ -150,6 +150,8 @@ class Supervisor:
             self._process_scope = None
             inst.link = None
             inst.mark_down()
+            # The next server registers afresh; the clients drop what this one registered.
+            registrations.server_restarted(inst)
             code = await link.stop(inst.daemon_config.shutdown_grace if reason == "stopping" else 0.5)
             reason = f"{reason} (exit code {code})"
             inst.last_exit = ExitRecord(time.time(), reason)
@@ -229,15 +231,15 @@ class Supervisor:
             self._process_scope.cancel()
 
     async def _disk_watch_task(self) -> None:
-        """Invalidate cached answers when files change on disk under the root."""
+        """Invalidate cached answers when files change on disk under the root, and tell
+        a server that watches files what no client tells it."""
         from lensmux.daemon.mux.diskwatch import watch_changes
 
         inst = self.instance
-        if not inst.cache.enabled:
-            return
         try:
-            async for _ in watch_changes(inst.key.root, self._watch_stop):
+            async for changes in watch_changes(inst.key.root, self._watch_stop):
                 inst.cache.workspace_changed()
+                await watched_files.forward(inst, changes)
         except (OSError, RuntimeError) as exc:
             # Without change notification a cached answer could go stale.
             log.warning("%s: cannot watch %s (%s); response cache disabled", inst.name, inst.key.root, exc)

@@ -118,3 +118,27 @@ def test_clangd_is_indexing_between_background_progress_begin_and_end(tmp_path: 
     assert clangd.indexing()
     clangd.observe_progress(BACKGROUND_INDEX_TOKEN, {"kind": "end"})
     assert not clangd.indexing()
+
+
+def test_servers_are_told_the_daemons_capabilities_whoever_started_them(tmp_path: Path) -> None:
+    config = load_config(tmp_path / "none.toml")
+    indexer = {"processId": 1, "rootUri": tmp_path.as_uri(), "capabilities": {"window": {"workDoneProgress": True}}}
+    editor = {
+        "processId": 2,
+        "rootUri": tmp_path.as_uri(),
+        "capabilities": {"textDocument": {"diagnostic": {"dynamicRegistration": True}}},
+    }
+    for server in ("clangd", "pyright", "omnisharp"):
+        adapter = adapter_for(config.servers[server])
+        a = adapter.initialize_params(indexer, tmp_path, 9)
+        b = adapter.initialize_params(editor, tmp_path, 9)
+        assert a == b
+        caps = a["capabilities"]
+        # Push-only: pull clients are served by the daemon from what is pushed.
+        assert "diagnostic" not in caps["textDocument"]
+        assert caps["textDocument"]["publishDiagnostics"]["versionSupport"] is True
+        assert caps["textDocument"]["completion"]["completionItem"]["snippetSupport"] is True
+        assert caps["workspace"]["didChangeWatchedFiles"]["dynamicRegistration"] is True
+        assert caps["general"]["positionEncodings"] == ["utf-16"]
+    clangd = adapter_for(config.servers["clangd"]).initialize_params(editor, tmp_path, 9)
+    assert clangd["capabilities"]["offsetEncoding"] == ["utf-16"]

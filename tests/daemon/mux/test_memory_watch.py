@@ -26,4 +26,8 @@ def test_group_rss_counts_every_process_of_the_group() -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     assert alone > 0
+    # SIGKILL is delivered asynchronously: the children may take a moment to die.
+    deadline = time.monotonic() + 10
+    while group_rss(proc.pid) != (0, 0) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert group_rss(proc.pid) == (0, 0)

@@ -142,6 +142,8 @@ class _Recorder(_Instance):
         self.sent: list[Any] = []
         for client in self.clients.values():
             client.asked = []
+            # An editor that takes versioned edits, as most do.
+            client.capabilities = {"workspace": {"workspaceEdit": {"documentChanges": True}}}
             client.request = lambda m, p, hook, gone, c=client: c.asked.append((m, p))
 
     async def send_to_server(self, body: bytes) -> None:

@@ -1,0 +1,218 @@
+"""Server answers adjusted to what one client declared: snippets, label details, `documentChanges`.
+
+The server was told the daemon's rich capabilities (adapters/capabilities.py),
+so it may answer with snippet completions and versioned `documentChanges`;
+a client that declared neither gets plain-text completions and `changes`
+maps instead, as a server initialized by that client alone would have sent.
+Only answers that can contain them are decoded, and only for such clients.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from msgspec import Raw
+
+from lensmux.daemon.mux.client_caps import declared, supports_document_changes, supports_snippets
+from lensmux.daemon.wire import envelope as ev
+
+log = logging.getLogger(__name__)
+
+COMPLETION_METHODS = frozenset({"textDocument/completion", "completionItem/resolve"})
+# Answers that are or contain WorkspaceEdits.
+EDIT_METHODS = frozenset(
+    {
+        "textDocument/rename",
+        "textDocument/codeAction",
+        "codeAction/resolve",
+        "workspace/willRenameFiles",
+        "workspace/willCreateFiles",
+        "workspace/willDeleteFiles",
+    }
+)
+_SNIPPET = 2
+_PLAIN = 1
+
+
+class ResourceOperationsUnsupported(Exception):
+    """A WorkspaceEdit creates, renames or deletes files the client cannot."""
+
+
+def snippet_text(snippet: str) -> str:
+    """The text a snippet inserts with every placeholder left at its default."""
+    out, _ = _plain(snippet, 0, nested=False)
+    return out
+
+
+def _plain(s: str, i: int, *, nested: bool) -> tuple[str, int]:
+    """Plain text of `s` from `i` up to an unescaped `}` (when nested); return it and where it stopped."""
+    out: list[str] = []
+    while i < len(s):
+        ch = s[i]
+        if ch == "\\" and i + 1 < len(s) and s[i + 1] in "$}\\,|":
+            out.append(s[i + 1])
+            i += 2
+        elif ch == "}" and nested:
+            return "".join(out), i + 1
+        elif ch == "$" and i + 1 < len(s) and (s[i + 1].isalnum() or s[i + 1] == "_"):
+            # $1 or $name: a tabstop or variable without default inserts nothing.
+            i += 1
+            while i < len(s) and (s[i].isalnum() or s[i] == "_"):
+                i += 1
+        elif ch == "$" and s.startswith("${", i):
+            text, i = _placeholder(s, i + 2)
+            out.append(text)
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out), i
+
+
+def _placeholder(s: str, i: int) -> tuple[str, int]:
+    """`${1}`, `${1:default}`, `${1|one,two|}`, `${name:default}` from after `${`."""
+    while i < len(s) and (s[i].isalnum() or s[i] == "_"):
+        i += 1
+    if i < len(s) and s[i] == ":":
+        return _plain(s, i + 1, nested=True)
+    if i < len(s) and s[i] == "|":
+        end = s.find("|}", i + 1)
+        if end != -1:
+            first = s[i + 1 : end].split(",", maxsplit=1)[0]
+            return first, end + 2
+    end = s.find("}", i)
+    return "", (end + 1 if end != -1 else len(s))
+
+
+def completion_text(snippet: str) -> str:
+    """What a server without snippet support would insert: the text before the first tabstop.
+
+    `add(${1:int a}, ${2:int b})` becomes `add`, as clangd and pyright insert
+    for such a client; placeholder texts are parameter names, not code.
+    """
+    i = 0
+    while i < len(snippet):
+        if snippet[i] == "\\":
+            i += 2
+            continue
+        if snippet[i] == "$" and i + 1 < len(snippet) and (snippet[i + 1].isdigit() or snippet[i + 1] == "{"):
+            head = snippet_text(snippet[:i])
+            return head.rstrip("(<[{ ") if i + 2 < len(snippet) else head
+        i += 1
+    return snippet_text(snippet)
+
+
+def _label_item(item: dict[str, Any]) -> None:
+    """Fold labelDetails into the label, as servers do for clients without labelDetailsSupport."""
+    details = item.pop("labelDetails", None)
+    if isinstance(details, dict) and isinstance(item.get("label"), str):
+        item["label"] += str(details.get("detail") or "")
+
+
+def _plain_item(item: dict[str, Any], default_format: Any) -> None:
+    if item.get("insertTextFormat", default_format) != _SNIPPET:
+        return
+    if isinstance(item.get("insertText"), str):
+        item["insertText"] = completion_text(item["insertText"])
+    edit = item.get("textEdit")
+    if isinstance(edit, dict) and isinstance(edit.get("newText"), str):
+        edit["newText"] = completion_text(edit["newText"])
+    item["insertTextFormat"] = _PLAIN
+
+
+def _completion_for(value: Any, caps: dict[str, Any]) -> Any:
+    snippets = supports_snippets(caps)
+    details = declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
+    found = value.get("itemDefaults") if isinstance(value, dict) else None
+    defaults: dict[str, Any] = found if isinstance(found, dict) else {}
+    if isinstance(value, list):
+        items = value
+    elif isinstance(value, dict) and "label" in value:  # completionItem/resolve: one item
+        items = [value]
+    elif isinstance(value, dict):
+        items = value.get("items") or []
+    else:
+        return value
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if not snippets:
+            _plain_item(item, defaults.get("insertTextFormat"))
+        if not details:
+            _label_item(item)
+    if not snippets and defaults.get("insertTextFormat") == _SNIPPET:
+        defaults["insertTextFormat"] = _PLAIN
+    return value
+
+
+def as_changes(edit: dict[str, Any]) -> dict[str, Any]:
+    """A WorkspaceEdit with `documentChanges` turned into a `changes` map (text edits only)."""
+    doc_changes = edit.get("documentChanges")
+    if not isinstance(doc_changes, list):
+        return edit
+    changes: dict[str, list[Any]] = {}
+    for change in doc_changes:
+        if not isinstance(change, dict) or "kind" in change:
+            raise ResourceOperationsUnsupported(
+                f"the edit {change.get('kind') if isinstance(change, dict) else '?'}s a file"
+            )
+        uri = (change.get("textDocument") or {}).get("uri")
+        if isinstance(uri, str):
+            edits = [{k: v for k, v in e.items() if k != "annotationId"} for e in change.get("edits") or []]
+            changes.setdefault(uri, []).extend(edits)
+    shaped = {k: v for k, v in edit.items() if k not in ("documentChanges", "changeAnnotations")}
+    shaped["changes"] = changes
+    return shaped
+
+
+def _edits_in(method: str, value: Any) -> Any:
+    """Apply `as_changes` to every WorkspaceEdit in an answer; one with file operations is left as sent."""
+
+    def shape(edit: Any) -> Any:
+        if not isinstance(edit, dict):
+            return edit
+        try:
+            return as_changes(edit)
+        except ResourceOperationsUnsupported as exc:
+            log.info("%s answer left with documentChanges: %s", method, exc)
+            return edit
+
+    if method == "textDocument/codeAction" and isinstance(value, list):
+        for action in value:
+            if isinstance(action, dict) and "edit" in action:
+                action["edit"] = shape(action["edit"])
+        return value
+    if method == "codeAction/resolve" and isinstance(value, dict) and "edit" in value:
+        value["edit"] = shape(value["edit"])
+        return value
+    return shape(value)
+
+
+def shape_result(method: str, result: Raw, caps: dict[str, Any]) -> Raw:
+    """`result` as the client with capabilities `caps` would have had it from the server alone."""
+    raw = bytes(result)
+    if method in COMPLETION_METHODS and _completion_needs_shaping(raw, caps):
+        return ev.encode_value(_completion_for(ev.decode_value(result), caps))
+    if method in EDIT_METHODS and not supports_document_changes(caps) and b'"documentChanges"' in raw:
+        return ev.encode_value(_edits_in(method, ev.decode_value(result)))
+    return result
+
+
+def _completion_needs_shaping(raw: bytes, caps: dict[str, Any]) -> bool:
+    compact = raw.replace(b" ", b"")
+    if not supports_snippets(caps) and b'"insertTextFormat":2' in compact:
+        return True
+    details = declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
+    return not details and b'"labelDetails"' in compact
+
+
+def edit_for_client(edit: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
+    """A `workspace/applyEdit` edit for one client; raises ResourceOperationsUnsupported if it cannot apply it."""
+    ops = [c.get("kind") for c in edit.get("documentChanges") or [] if isinstance(c, dict) and "kind" in c]
+    allowed = declared(caps, "workspace.workspaceEdit.resourceOperations") or []
+    missing = sorted({str(op) for op in ops if op not in allowed})
+    if missing and supports_document_changes(caps):
+        raise ResourceOperationsUnsupported(f"the client cannot {', '.join(missing)} files")
+    if supports_document_changes(caps):
+        return edit
+    return as_changes(edit)

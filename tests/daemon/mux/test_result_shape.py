@@ -1,0 +1,69 @@
+"""Snippets and documentChanges reach only clients that declared them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from daemon.mux.mux_stubs import StubInstance, stub
+
+from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux.result_shape import shape_result, snippet_text
+from lensmux.daemon.wire import envelope as ev
+
+pytestmark = pytest.mark.anyio
+
+DOC_CHANGES = {"workspace": {"workspaceEdit": {"documentChanges": True, "resourceOperations": ["create"]}}}
+RANGE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 2}}
+
+
+@pytest.mark.parametrize(
+    ("snippet", "text"),
+    [
+        ("add(${1:int a}, ${2:int b})", "add(int a, int b)"),
+        ("print($1)$0", "print()"),
+        ("${1|yes,no|} \\$HOME", "yes $HOME"),
+        ("${TM_FILENAME:name} ${2:outer ${3:inner}}", "name outer inner"),
+        ("plain", "plain"),
+    ],
+)
+def test_snippets_become_the_text_they_insert_by_default(snippet: str, text: str) -> None:
+    assert snippet_text(snippet) == text
+
+
+def test_completions_are_plain_for_clients_without_snippets() -> None:
+    item = {
+        "label": "add",
+        "labelDetails": {"detail": "(int a)"},
+        "insertTextFormat": 2,
+        "textEdit": {"range": RANGE, "newText": "add(${1:int a})"},
+    }
+    raw = ev.encode_value({"isIncomplete": False, "items": [item]})
+    plain = ev.decode_value(shape_result("textDocument/completion", raw, {}))["items"][0]
+    # What clangd itself answers a client without snippets or label details.
+    assert plain["textEdit"]["newText"] == "add"
+    assert plain["insertTextFormat"] == 1
+    assert plain["label"] == "add(int a)" and "labelDetails" not in plain
+    rich = {"textDocument": {"completion": {"completionItem": {"snippetSupport": True, "labelDetailsSupport": True}}}}
+    assert shape_result("textDocument/completion", raw, rich) is raw
+
+
+def test_workspace_edits_become_changes_for_clients_without_document_changes() -> None:
+    edit = {
+        "documentChanges": [
+            {"textDocument": {"uri": "file:///p/a.py", "version": 3}, "edits": [{"range": RANGE, "newText": "x"}]}
+        ]
+    }
+    raw = ev.encode_value(edit)
+    shaped = ev.decode_value(shape_result("textDocument/rename", raw, {}))
+    assert shaped == {"changes": {"file:///p/a.py": [{"range": RANGE, "newText": "x"}]}}
+    assert shape_result("textDocument/rename", raw, DOC_CHANGES) is raw
+
+
+async def test_apply_edit_with_file_operations_a_client_cannot_do_is_refused_for_it() -> None:
+    client = stub(1, DOC_CHANGES)
+    inst: Any = StubInstance(client)
+    edit = {"documentChanges": [{"kind": "delete", "uri": "file:///p/old.py"}]}
+    await server_requests.handle(inst, ev.decode(ev.request(5, "workspace/applyEdit", ev.encode_value({"edit": edit}))))
+    assert client.messages == []
+    assert inst.to_server[0]["id"] == 5 and inst.to_server[0]["result"]["applied"] is False

@@ -1,0 +1,372 @@
+"""Each client is served in the mode it declared, whoever came first (real pyright and clangd).
+
+Diagnostics reach push clients as publishDiagnostics and pull clients through
+textDocument/diagnostic; a client that opens a document someone else holds sees
+its diagnostics at once, and a client that closes one sees them cleared;
+registrations reach only the clients that declared dynamic registration.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import signal
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from support.daemon_proc import LENSMUX, DaemonProc, process_alive, wait_until
+from support.lspclient import LspClient, default_client_capabilities
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+# An eglot-like editor: push diagnostics only, no dynamic registration at all.
+PUSH_ONLY_CAPS: dict[str, Any] = {
+    "workspace": {"applyEdit": True, "configuration": True, "workspaceFolders": True},
+    "textDocument": {
+        "synchronization": {"didSave": True},
+        "hover": {"contentFormat": ["plaintext"]},
+        "publishDiagnostics": {"relatedInformation": False, "versionSupport": True},
+    },
+    "window": {"workDoneProgress": True},
+}
+
+
+def pull_caps() -> dict[str, Any]:
+    """A VS Code-like editor: pull diagnostics with refresh, dynamic registration."""
+    caps = default_client_capabilities()
+    caps["textDocument"]["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
+    caps["workspace"]["diagnostics"] = {"refreshSupport": True}
+    return caps
+
+
+@dataclass(frozen=True)
+class Case:
+    """One server and a file in its sample project with one error."""
+
+    server: str
+    language: str
+    project: str
+    bad: str
+    text: str
+
+
+PYRIGHT = Case("pyright", "python", "py_project", "demo/bad.py", 'count: int = "not a number"\n')
+CLANGD = Case("clangd", "c", "c_project", "src/bad.c", "int broken(void) {\n    return no_such_name;\n}\n")
+
+
+@pytest.fixture(params=[CLANGD, PYRIGHT], ids=lambda c: c.server)
+def case(request: pytest.FixtureRequest) -> Case:
+    """Run against clangd and against pyright."""
+    param: Case = request.param
+    return param
+
+
+def _bad_file(case: Case, request: pytest.FixtureRequest) -> tuple[Path, Path]:
+    root: Path = request.getfixturevalue(case.project)
+    path = root / case.bad
+    path.write_text(case.text)
+    return root, path
+
+
+def _is_for(uri: str, *, empty: bool | None = None) -> Any:
+    def match(params: Any) -> bool:
+        if params.get("uri") != uri:
+            return False
+        return empty is None or (not params.get("diagnostics")) == empty
+
+    return match
+
+
+async def _round_trip(client: LspClient, uri: str) -> None:
+    """Anything the daemon queued for `client` before this answer has arrived after it."""
+    await client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+
+
+def _live_registrations(client: LspClient) -> dict[str, dict[str, Any]]:
+    """The registrations a client holds after every register/unregister it was sent."""
+    live: dict[str, dict[str, Any]] = {}
+    for method, params in client.server_requests:
+        if method == "client/registerCapability":
+            for reg in params["registrations"]:
+                live[reg["id"]] = reg
+        elif method == "client/unregisterCapability":
+            for item in params["unregisterations"]:
+                live.pop(item["id"], None)
+    return live
+
+
+def _withdrawn(client: LspClient, ids: set[str], *, since: int) -> bool:
+    """Whether some of `ids` were unregistered at the client after its `since`-th server request."""
+    return any(
+        method == "client/unregisterCapability" and any(item["id"] in ids for item in params["unregisterations"])
+        for method, params in client.server_requests[since:]
+    )
+
+
+async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    argv = daemon.client_argv("pyright")
+    async with (
+        LspClient.over_process(argv, name="vscode") as puller,
+        LspClient.over_process(argv, name="eglot") as pusher,
+    ):
+        pull_result = await puller.initialize(root, capabilities=pull_caps())
+        push_result = await pusher.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        assert "diagnosticProvider" in pull_result["capabilities"]
+        assert "diagnosticProvider" not in push_result["capabilities"]
+
+        uri = await pusher.open(path, "python")
+        published = await pusher.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+        )
+        assert published["version"] == 1
+        assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
+
+        await puller.open(path, "python")
+        report = await puller.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+        assert report["kind"] == "full"
+        assert [d["message"] for d in report["items"]] == [d["message"] for d in published["diagnostics"]]
+        again = await puller.request(
+            "textDocument/diagnostic", {"textDocument": {"uri": uri}, "previousResultId": report["resultId"]}
+        )
+        assert again["kind"] == "unchanged"
+        # The pull client is not pushed to: it would show every error twice.
+        assert not puller.notifications_of("textDocument/publishDiagnostics")
+
+
+async def test_second_client_opening_a_held_document_gets_its_diagnostics_at_once(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with (
+        LspClient.over_process(argv, name="first") as first,
+        LspClient.over_process(argv, name="second") as second,
+    ):
+        await first.initialize(root)
+        await second.initialize(root)
+        uri = await first.open(path, case.language, version=4)
+        seen = await first.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        assert seen["version"] == 4
+
+        await second.open(path, case.language, version=17)
+        replayed = await second.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=30
+        )
+        # In the newcomer's own numbering.
+        assert replayed["version"] == 17
+        assert replayed["diagnostics"] == seen["diagnostics"]
+
+
+async def test_closing_a_document_clears_its_diagnostics_for_the_closing_client(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with LspClient.over_process(argv, name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, case.language)
+        await lone.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        mark = len(lone.notifications)
+        await lone.close(uri)
+        await lone.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
+        )
+
+
+async def test_closing_a_shared_document_clears_it_only_for_the_closer(
+    case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(case, request)
+    argv = daemon.client_argv(case.server)
+    async with (
+        LspClient.over_process(argv, name="closer") as closer,
+        LspClient.over_process(argv, name="keeper") as keeper,
+    ):
+        await closer.initialize(root)
+        await keeper.initialize(root)
+        uri = await closer.open(path, case.language)
+        await keeper.open(path, case.language)
+        await closer.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        await keeper.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        mark = len(closer.notifications)
+        await closer.close(uri)
+        await closer.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
+        )
+        await _round_trip(keeper, uri)
+        assert not [p for p in keeper.notifications_of("textDocument/publishDiagnostics") if not p["diagnostics"]]
+
+
+async def test_client_without_dynamic_registration_is_sent_no_registrations(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    argv = daemon.client_argv("pyright")
+    async with (
+        LspClient.over_process(argv, name="witness") as witness,
+        LspClient.over_process(argv, name="eglot") as plain,
+    ):
+        await witness.initialize(root)
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await plain.open(path, "python")
+        with anyio.fail_after(60):
+            while not any(m == "client/registerCapability" for m, _ in witness.server_requests):
+                await anyio.sleep(0.05)
+        await _round_trip(plain, uri)
+        assert [m for m, _ in plain.server_requests if m.startswith("client/")] == []
+        watched = [r for r in _live_registrations(witness).values() if r["method"] == "workspace/didChangeWatchedFiles"]
+        assert watched, _live_registrations(witness)
+
+
+async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, "python")
+
+        def watching() -> set[str]:
+            live = _live_registrations(lone).values()
+            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
+
+        with anyio.fail_after(60):
+            while not watching():
+                await anyio.sleep(0.05)
+        # pyright registers its file watchers again under new ids when settings
+        # change, then unregisters the old ones: twice, so that whatever it did
+        # while starting up is over by the second time.
+        for _ in range(2):
+            await _round_trip(lone, uri)
+            before = watching()
+            assert before, lone.server_requests
+            mark = len(lone.server_requests)
+            await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
+
+            with anyio.fail_after(60):
+                while not _withdrawn(lone, before, since=mark):
+                    await anyio.sleep(0.05)
+            await _round_trip(lone, uri)
+            assert watching(), lone.server_requests
+            assert watching() != before
+
+
+async def test_server_gets_file_events_from_the_daemon_when_no_client_watches(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("py_project")
+    user = root / "demo" / "user.py"
+    user.write_text("from demo.extra import helper\n\nhelper()\n")
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="eglot") as plain:
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await plain.open(user, "python")
+        unresolved = await plain.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+        )
+        assert any("extra" in d["message"] for d in unresolved["diagnostics"]), unresolved
+        mark = len(plain.notifications)
+        # The module appears on disk (a checkout, a generator): pyright hears of it only as a file event.
+        (root / "demo" / "extra.py").write_text("def helper() -> int:\n    return 1\n")
+        await plain.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=60
+        )
+
+
+def _completion_texts(answer: Any) -> list[tuple[Any, str]]:
+    items = answer.get("items", []) if isinstance(answer, dict) else answer or []
+    return [
+        (i.get("insertTextFormat"), (i.get("textEdit") or {}).get("newText") or i.get("insertText") or "")
+        for i in items
+    ]
+
+
+async def test_completions_have_snippets_only_for_clients_that_declared_them(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("c_project")
+    path = root / "src" / "use.c"
+    path.write_text('#include "util.h"\nint use(void) { return ad; }\n')
+    snippet_caps = default_client_capabilities()
+    snippet_caps["textDocument"]["completion"] = {"completionItem": {"snippetSupport": True}}
+    argv = daemon.client_argv("clangd")
+    async with (
+        LspClient.over_process(argv, name="snippets") as fancy,
+        LspClient.over_process(argv, name="plain") as plain,
+    ):
+        await fancy.initialize(root, capabilities=snippet_caps)
+        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
+        uri = await fancy.open(path, "c")
+        await plain.open(path, "c")
+        position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
+        # clangd completes from its preamble, built once after the open.
+        with anyio.fail_after(60):
+            while not (fancy_items := _completion_texts(await fancy.request("textDocument/completion", position))):
+                await anyio.sleep(0.1)
+        plain_items = _completion_texts(await plain.request("textDocument/completion", position))
+        assert any(fmt == 2 and "${" in text for fmt, text in fancy_items), fancy_items
+        assert "add" in [text for _, text in plain_items], plain_items
+        assert all(fmt != 2 and "${" not in text and "$0" not in text for fmt, text in plain_items), plain_items
+
+
+async def test_registrations_are_rebuilt_when_the_server_restarts(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root, path = _bad_file(PYRIGHT, request)
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
+        await lone.initialize(root)
+        uri = await lone.open(path, "python")
+
+        def watching() -> set[str]:
+            live = _live_registrations(lone).values()
+            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
+
+        with anyio.fail_after(60):
+            while not watching():
+                await anyio.sleep(0.05)
+        await _round_trip(lone, uri)
+        old = watching()
+        pid = daemon.instances("pyright")[0]["pid"]
+        os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not process_alive(pid), what="server to die")
+        # The old process's registrations are withdrawn; the new one's are the client's.
+        with anyio.fail_after(60):
+            while not (watching() and not watching() & old):
+                await anyio.sleep(0.05)
+
+
+async def test_an_editor_after_the_indexer_gets_a_fully_initialized_server(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    root: Path = request.getfixturevalue("c_project")
+    path = root / "src" / "use.c"
+    path.write_text('#include "util.h"\nint use(void) { return ad; }\n')
+    indexed = subprocess.run(
+        [LENSMUX, "index", str(root), "--wait", "--runtime-dir", str(daemon.runtime_dir)],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert indexed.returncode == 0, indexed.stderr
+    started_by_indexer = daemon.instances("clangd")
+    assert len(started_by_indexer) == 1
+    snippet_caps = default_client_capabilities()
+    snippet_caps["textDocument"]["completion"] = {"completionItem": {"snippetSupport": True}}
+    async with LspClient.over_process(daemon.client_argv("clangd"), name="editor") as editor:
+        await editor.initialize(root, capabilities=snippet_caps)
+        assert [i["pid"] for i in daemon.instances("clangd")] == [started_by_indexer[0]["pid"]]
+        uri = await editor.open(path, "c")
+        position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
+        with anyio.fail_after(60):
+            while not (items := _completion_texts(await editor.request("textDocument/completion", position))):
+                await anyio.sleep(0.1)
+        # The editor declared snippets; the indexer did not, and came first.
+        assert any(fmt == 2 and "${" in text for fmt, text in items), items
