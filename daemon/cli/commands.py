@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from lensmux.daemon import paths
+from lensmux.daemon.cli.autostart import discover_runtime_dir
 from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, RemoteError
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 
@@ -66,7 +66,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     if config is None:
         return 2
-    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    runtime_dir = discover_runtime_dir(args.runtime_dir)
     checks = run_checks(config, runtime_dir, start_servers=not args.quick)
     for check in checks:
         print(check.line())
@@ -74,7 +74,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, method: str, params: object, timeout: float | None = 600.0) -> Any:
-    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    runtime_dir = discover_runtime_dir(args.runtime_dir)
     with ControlClient(runtime_dir, timeout=timeout) as ctl:
         return ctl.call(method, params)
 
