@@ -56,6 +56,17 @@ def cmd_client(args: argparse.Namespace) -> int:
     return bridge.run_bridge(sock)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """An MCP server on stdio over the running daemon."""
+    from lensmux.daemon.cli.mcp_server import serve_mcp
+    from lensmux.daemon.cli.project_root import enclosing_project
+
+    root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
+    if not root.is_dir():
+        return _fail(f"--root {args.root} is not a directory")
+    return serve_mcp(_runtime_dir(args), root, not args.no_autostart, Path(args.config) if args.config else None)
+
+
 def _call(args: argparse.Namespace, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
     with ControlClient(_runtime_dir(args), timeout=timeout) as ctl:
         return ctl.call(method, params)
@@ -108,6 +119,12 @@ def build_parser() -> argparse.ArgumentParser:
     client.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
     client.add_argument("--config", help="configuration for an autostarted daemon")
     client.set_defaults(func=cmd_client)
+
+    mcp = common(sub.add_parser("mcp", help="MCP server on stdio for AI assistants (Claude Code, Codex, Cursor)"))
+    mcp.add_argument("--root", help="workspace root (default: the project enclosing the current directory)")
+    mcp.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
+    mcp.add_argument("--config", help="configuration for an autostarted daemon")
+    mcp.set_defaults(func=cmd_mcp)
 
     status = common(sub.add_parser("status", help="show instances, clients, caches, indexes"))
     status.add_argument("--json", action="store_true")

@@ -1,0 +1,105 @@
+"""document_symbols, workspace_symbols, diagnostics: what a file or the workspace contains."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+
+from lensmux.daemon.assist.diagnostics import DiagnosticsStore
+from lensmux.daemon.assist.errors import ToolError
+from lensmux.daemon.assist.navigation import Answer
+from lensmux.daemon.assist.positions import from_lsp, source_line
+from lensmux.daemon.assist.resolve import document_symbols as symbols_of
+from lensmux.daemon.assist.resolve import kind_name, symbol_start
+from lensmux.daemon.assist.workspace import READY_WAIT, Workspace
+from lensmux.daemon.paths import uri_to_path
+
+MAX_SYMBOLS = 300
+SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
+# How long a diagnostics question waits for the server's first report on a file.
+DIAGNOSTICS_WAIT = 15.0
+
+
+async def document_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
+    """The outline of one file, as the server sees its current (possibly unsaved) text."""
+    path = ws.file(args.get("file", ""))
+    _inst, symbols = await symbols_of(ws, path)
+    lines = await ws.lines(path)
+    rows = []
+    for symbol, owner, depth in symbols[:MAX_SYMBOLS]:
+        start = symbol_start(symbol) or {}
+        line, _ = from_lsp(lines, start)
+        end = ((symbol.get("range") or {}).get("end")) or start
+        rows.append({"name": symbol["name"], "kind": kind_name(symbol.get("kind")), "line": line,
+                     "end_line": from_lsp(lines, end)[0], "container": owner, "depth": depth,
+                     "detail": str(symbol.get("detail") or "")})  # fmt: skip
+    rel = ws.rel(path)
+    text = [f"{len(rows)} symbols in {rel}:"]
+    text += [f"{'  ' * r['depth']}{r['kind']} {r['name']}  {rel}:{r['line']}" for r in rows]
+    return "\n".join(text), {"path": rel, "symbols": rows}
+
+
+async def workspace_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
+    """Symbols whose names match a query, from every server with files under the root."""
+    query = args.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise ToolError("query must be a non-empty part of a symbol name")
+    rows: list[dict[str, Any]] = []
+    instances = await ws.servers_present()
+    if not instances:
+        raise ToolError(f"no source files of a configured language under {ws.root}")
+    for inst in instances:
+        result = await ws.request(inst, "workspace/symbol", {"query": query.strip()})
+        for sym in result if isinstance(result, list) else []:
+            location = sym.get("location") if isinstance(sym, dict) else None
+            if not isinstance(location, dict):
+                continue
+            uri = location.get("uri")
+            path = uri_to_path(uri) if isinstance(uri, str) else None
+            if path is None or not path.is_relative_to(ws.root):
+                continue
+            lines = await ws.lines(path)
+            line, _ = from_lsp(lines, (location.get("range") or {}).get("start") or {})
+            rows.append({"name": sym["name"], "kind": kind_name(sym.get("kind")), "path": ws.rel(path),
+                         "line": line, "container": str(sym.get("containerName") or ""),
+                         "text": source_line(lines, line)})  # fmt: skip
+    rows.sort(key=lambda r: (r["name"] != query.strip(), r["path"], r["line"]))
+    rows = rows[:MAX_SYMBOLS]
+    if not rows:
+        raise ToolError(f"no symbol matches {query!r}; try a shorter part of the name, or search_code")
+    text = [f"{len(rows)} symbols matching {query!r}:"]
+    text += [f"{r['path']}:{r['line']}  {r['kind']} {r['name']}" for r in rows]
+    return "\n".join(text), {"query": query, "symbols": rows}
+
+
+async def diagnostics(ws: Workspace, args: dict[str, Any], store: DiagnosticsStore) -> Answer:
+    """The server's current errors and warnings for one file."""
+    path = ws.file(args.get("file", ""))
+    inst = ws.instance(path)
+    uri = await ws.open(inst, path)
+    doc = inst.documents.get(uri)
+    version = doc.version if doc is not None else None
+    report = None
+    with anyio.move_on_after(DIAGNOSTICS_WAIT + READY_WAIT):
+        report = await store.wait(inst, uri, version)
+    if report is None:
+        raise ToolError(f"{inst.key.server} has not reported diagnostics for {ws.rel(path)} yet; try again shortly")
+    lines = await ws.lines(path)
+    rows: list[dict[str, Any]] = []
+    for diag in report:
+        rng = diag.get("range") or {}
+        line, column = from_lsp(lines, rng.get("start") or {})
+        rows.append({"line": line, "column": column, "end_line": from_lsp(lines, rng.get("end") or {})[0],
+                     "severity": SEVERITIES.get(diag.get("severity") or 1, "error"),
+                     "message": str(diag.get("message", "")), "source": str(diag.get("source") or ""),
+                     "code": str(diag.get("code") or "")})  # fmt: skip
+    rows.sort(key=lambda r: (r["line"], r["column"]))
+    rel = ws.rel(path)
+    if not rows:
+        return f"No diagnostics in {rel}.", {"path": rel, "diagnostics": []}
+    text = [f"{len(rows)} diagnostics in {rel}:"]
+    for r in rows:
+        text.append(f"{rel}:{r['line']}:{r['column']}  {r['severity']}: {r['message']}")
+        text.append(f"    {source_line(lines, r['line'])}")
+    return "\n".join(text), {"path": rel, "diagnostics": rows}
