@@ -41,10 +41,10 @@ async def test_unsaved_editor_change_is_seen_and_rename_preview_touches_nothing(
 
 
 async def test_search_code_indexes_a_new_root_with_progress(daemon: DaemonProc, py_project: Path) -> None:
-    progress: list[float] = []
+    seen: list[float] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     async with mcp_client(daemon, py_project) as client:
         result = await client.call_tool(
@@ -54,7 +54,7 @@ async def test_search_code_indexes_a_new_root_with_progress(daemon: DaemonProc, 
         assert not result.is_error, text
         data = result.structured_content
         assert data is not None
-        assert progress, "no progress notification while the first index ran"
+        assert seen, "no progress notification while the first index ran"
         hits = data["hits"]
         assert hits and {"path", "line", "end_line", "symbol", "kind", "score", "reasons"} <= set(hits[0])
         assert any(h["path"] == "demo/util.py" and h["symbol"].endswith("scale") for h in hits), text
