@@ -7,6 +7,7 @@ server said about the text it has now.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import anyio
@@ -28,7 +29,8 @@ class DiagnosticsStore:
     """Last report per (instance, URI), and waiters for the next one."""
 
     def __init__(self) -> None:
-        self._reports: dict[tuple[int, str], _Report] = {}
+        self._reports: dict[tuple[int, str], tuple[int, float, _Report]] = {}
+        self._seq = 0
         self._changed = anyio.Event()
 
     def watch(self, instance: Instance) -> None:
@@ -40,14 +42,36 @@ class DiagnosticsStore:
             report = _decoder.decode(params)
         except msgspec.DecodeError:
             return
-        self._reports[(id(instance), report.uri)] = report
+        self._seq += 1
+        self._reports[(id(instance), report.uri)] = (self._seq, time.monotonic(), report)
         self._changed.set()
         self._changed = anyio.Event()
 
-    async def wait(self, instance: Instance, uri: str, version: int | None) -> list[dict[str, Any]]:
-        """The report for `uri`, waiting for one about `version` (or any, if the server sends none)."""
+    def latest(self, instance: Instance, uri: str) -> list[dict[str, Any]] | None:
+        """The last report for `uri`, settled or not."""
+        entry = self._reports.get((id(instance), uri))
+        return entry[2].diagnostics if entry is not None else None
+
+    async def wait(
+        self, instance: Instance, uri: str, version: int | None, settle: float = 1.0
+    ) -> list[dict[str, Any]]:
+        """The report for `uri` about `version` (or any, if the server sends none), once it has settled.
+
+        Servers often publish twice after an open (a quick empty report, then the
+        analysis): a report younger than `settle` seconds is followed by the next
+        one while it comes within `settle`, and while the adapter says the server
+        is still busy.
+        """
+        key = (id(instance), uri)
         while True:
-            report = self._reports.get((id(instance), uri))
-            if report is not None and (report.version is None or version is None or report.version >= version):
-                return report.diagnostics
+            entry = self._reports.get(key)
+            if entry is not None:
+                seq, at, report = entry
+                current = report.version is None or version is None or report.version >= version
+                if current and time.monotonic() - at >= settle and not instance.adapter.indexing():
+                    return report.diagnostics
+                if current:
+                    with anyio.move_on_after(max(settle - (time.monotonic() - at), 0.05)):
+                        await self._changed.wait()
+                    continue
             await self._changed.wait()

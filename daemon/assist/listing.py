@@ -35,7 +35,7 @@ async def document_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
                      "end_line": from_lsp(lines, end)[0], "container": owner, "depth": depth,
                      "detail": str(symbol.get("detail") or "")})  # fmt: skip
     rel = ws.rel(path)
-    text = [f"{len(rows)} symbols in {rel}:"]
+    text = [f"{len(rows)} {'symbol' if len(rows) == 1 else 'symbols'} in {rel}:"]
     text += [f"{'  ' * r['depth']}{r['kind']} {r['name']}  {rel}:{r['line']}" for r in rows]
     return "\n".join(text), {"path": rel, "symbols": rows}
 
@@ -68,7 +68,7 @@ async def workspace_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
     rows = rows[:MAX_SYMBOLS]
     if not rows:
         raise ToolError(f"no symbol matches {query!r}; try a shorter part of the name, or search_code")
-    text = [f"{len(rows)} symbols matching {query!r}:"]
+    text = [f"{len(rows)} {'symbol' if len(rows) == 1 else 'symbols'} matching {query!r}:"]
     text += [f"{r['path']}:{r['line']}  {r['kind']} {r['name']}" for r in rows]
     return "\n".join(text), {"query": query, "symbols": rows}
 
@@ -84,6 +84,9 @@ async def diagnostics(ws: Workspace, args: dict[str, Any], store: DiagnosticsSto
     with anyio.move_on_after(DIAGNOSTICS_WAIT + READY_WAIT):
         report = await store.wait(inst, uri, version)
     if report is None:
+        # A server still busy (a background index) answers with what it last said.
+        report = store.latest(inst, uri)
+    if report is None:
         raise ToolError(f"{inst.key.server} has not reported diagnostics for {ws.rel(path)} yet; try again shortly")
     lines = await ws.lines(path)
     rows: list[dict[str, Any]] = []
@@ -98,7 +101,7 @@ async def diagnostics(ws: Workspace, args: dict[str, Any], store: DiagnosticsSto
     rel = ws.rel(path)
     if not rows:
         return f"No diagnostics in {rel}.", {"path": rel, "diagnostics": []}
-    text = [f"{len(rows)} diagnostics in {rel}:"]
+    text = [f"{len(rows)} {'diagnostic' if len(rows) == 1 else 'diagnostics'} in {rel}:"]
     for r in rows:
         text.append(f"{rel}:{r['line']}:{r['column']}  {r['severity']}: {r['message']}")
         text.append(f"    {source_line(lines, r['line'])}")

@@ -102,7 +102,8 @@ async def find_references(ws: Workspace, args: dict[str, Any]) -> Answer:
     rows = await location_rows(ws, await ws.request(inst, "textDocument/references", params))
     if not rows:
         raise ToolError(f"no references found for {_where(ws, target)}; check the position")
-    text = f"{len(rows)} references to {_where(ws, target)}:\n" + render_rows(rows)
+    noun = "reference" if len(rows) == 1 else "references"
+    text = f"{len(rows)} {noun} to {_where(ws, target)}:\n" + render_rows(rows)
     return text, {"target": _target_row(ws, target), "locations": rows}
 
 
@@ -165,7 +166,10 @@ async def call_hierarchy(ws: Workspace, args: dict[str, Any]) -> Answer:
                 rows.append(row)
     rows.sort(key=lambda r: (r["path"], r["line"]))
     name = str(item.get("name", target.name or ""))
-    label = "callers of" if direction == "incoming" else "functions called by"
+    if direction == "incoming":
+        label = "caller of" if len(rows) == 1 else "callers of"
+    else:
+        label = "function called by" if len(rows) == 1 else "functions called by"
     lines = [f"{len(rows)} {label} {name} ({_where(ws, target)}):"]
     for r in rows:
         sites = ", ".join(str(n) for n in r["call_lines"])

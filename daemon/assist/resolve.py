@@ -108,8 +108,10 @@ async def document_symbols(ws: Workspace, path: Path) -> tuple[Instance, list[tu
     return inst, flatten_symbols(result)
 
 
-async def _workspace_candidates(ws: Workspace, leaf: str) -> list[Path]:
+async def _workspace_candidates(ws: Workspace, leaf: str) -> tuple[list[Path], set[str]]:
+    """Files where servers' workspace/symbol finds `leaf`, and the servers that found it."""
     files: list[Path] = []
+    answered: set[str] = set()
     for inst in await ws.servers_present():
         try:
             result = await ws.request(inst, "workspace/symbol", {"query": leaf})
@@ -120,9 +122,16 @@ async def _workspace_candidates(ws: Workspace, leaf: str) -> list[Path]:
                 continue
             uri = (sym.get("location") or {}).get("uri")
             path = uri_to_path(uri) if isinstance(uri, str) else None
-            if path is not None and path.is_relative_to(ws.root) and path not in files:
-                files.append(path)
-    return files
+            if path is not None and path.is_relative_to(ws.root):
+                answered.add(inst.key.server)
+                if path not in files:
+                    files.append(path)
+    return files, answered
+
+
+def _server_name(ws: Workspace, path: Path) -> str | None:
+    cfg = ws.internal.server_for(path)
+    return cfg.name if cfg else None
 
 
 async def find_candidates(ws: Workspace, name: str, file: str | None = None) -> list[Candidate]:
@@ -131,8 +140,11 @@ async def find_candidates(ws: Workspace, name: str, file: str | None = None) -> 
     if file is not None:
         files = [ws.file(file)]
     else:
-        files = await _workspace_candidates(ws, leaf)
-        for path in await ws.files_mentioning(leaf):
+        files, answered = await _workspace_candidates(ws, leaf)
+        # Where a server's workspace/symbol knew nothing (clangd without a compilation
+        # database indexes only open files), the files that mention the name are asked.
+        pool = [p for p in await ws.source_files() if _server_name(ws, p) not in answered]
+        for path in await ws.files_mentioning(leaf, pool):
             if path not in files:
                 files.append(path)
         files = files[:MAX_CANDIDATE_FILES]

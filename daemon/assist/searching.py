@@ -11,6 +11,7 @@ from lensmux.daemon.assist.navigation import Answer
 from lensmux.daemon.assist.positions import source_line
 from lensmux.daemon.assist.workspace import Workspace
 from lensmux.daemon.control import ControlError
+from lensmux.graph.search.reasons import describe_reasons
 
 HybridSearch = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -50,14 +51,14 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
                      "reasons": list(sym.get("reasons") or [])})  # fmt: skip
     structured: dict[str, Any] = {"query": query, "hits": hits, "degraded": bool(response.get("degraded")),
                                   "warnings": list(response.get("warnings") or [])}  # fmt: skip
-    lines = [f"{len(hits)} results for {query!r}:"]
+    lines = [f"{len(hits)} {'result' if len(hits) == 1 else 'results'} for {query!r}:"]
     for rank, hit in enumerate(hits, 1):
         text = (
             source_line(await ws.lines(ws.root / hit["path"]), hit["line"])
             if not Path(hit["path"]).is_absolute()
             else ""
         )
-        reason = "; ".join(hit["reasons"][:2])
+        reason = describe_reasons(hit["reasons"])
         lines.append(f"{rank}. {hit['path']}:{hit['line']}  {hit['kind']} {hit['symbol']}  ({reason})")
         if text:
             lines.append(f"     {text}")

@@ -71,6 +71,7 @@ class Workspace:
         self.root = root
         self.unsaved: set[str] = set()
         self._lines: dict[Path, list[str]] = {}
+        self._sources: list[Path] | None = None
 
     # -- files -------------------------------------------------------------
 
@@ -99,11 +100,14 @@ class Workspace:
         return path
 
     async def source_files(self) -> list[Path]:
-        """Files under the root that some configured server handles (bounded walk)."""
+        """Files under the root that some configured server handles (bounded walk, once per call)."""
+        if self._sources is not None:
+            return self._sources
         suffixes = frozenset(
             ext.lower() for cfg in self.internal.servers() for exts in cfg.languages.values() for ext in exts
         )
-        return await anyio.to_thread.run_sync(_walk, self.root, suffixes)
+        self._sources = await anyio.to_thread.run_sync(_walk, self.root, suffixes)
+        return self._sources
 
     async def files_mentioning(self, word: str, files: list[Path] | None = None) -> list[Path]:
         """Source files whose text contains `word`."""

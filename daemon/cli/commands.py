@@ -168,7 +168,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             announced.append(True)
         elif status.get("running") and not announced:
             # Not a terminal: one line, not a redrawn bar.
-            print(f"lensmux: {describe(status)} (first search here; this happens once)", file=sys.stderr)
+            print(f"lensmux: indexing {root} for its first search (this happens once)...", file=sys.stderr)
             announced.append(True)
 
     try:

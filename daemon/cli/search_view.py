@@ -6,6 +6,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
+from lensmux.graph.search.reasons import describe_reasons
+
 SNIPPET_LINES = 3
 
 
@@ -24,7 +26,10 @@ def _snippet(path: Path, line: int, end_line: int) -> list[str]:
     except OSError:
         return []
     last = min(end_line, line + SNIPPET_LINES - 1, len(lines))
-    return lines[line - 1 : last]
+    shown = lines[line - 1 : last]
+    while shown and not shown[-1].strip():
+        shown.pop()
+    return shown
 
 
 def render_results(result: dict[str, Any], colour: bool) -> str:
@@ -53,9 +58,9 @@ def render_results(result: dict[str, Any], colour: bool) -> str:
         pad = " " * (width + 2)
         for text in _snippet(full, line, end_line):
             out.append(f"{pad}{_paint('2', '│', colour)} {text.rstrip()[:160]}")
-        reasons = sym.get("reasons") or []
+        reasons = [str(r) for r in sym.get("reasons") or []]
         if reasons:
-            out.append(f"{pad}{_paint('33', 'why: ' + '; '.join(str(r) for r in reasons[:2]), colour)}")
+            out.append(f"{pad}{_paint('33', 'why: ' + describe_reasons(reasons), colour)}")
         out.append("")
     for warning in result.get("warnings") or []:
         out.append(_paint("33", f"warning: {warning}", colour))
