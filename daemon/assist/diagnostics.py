@@ -29,8 +29,7 @@ class DiagnosticsStore:
     """Last report per (instance, URI), and waiters for the next one."""
 
     def __init__(self) -> None:
-        self._reports: dict[tuple[int, str], tuple[int, float, _Report]] = {}
-        self._seq = 0
+        self._reports: dict[tuple[int, str], tuple[float, _Report]] = {}
         self._changed = anyio.Event()
 
     def watch(self, instance: Instance) -> None:
@@ -42,15 +41,14 @@ class DiagnosticsStore:
             report = _decoder.decode(params)
         except msgspec.DecodeError:
             return
-        self._seq += 1
-        self._reports[(id(instance), report.uri)] = (self._seq, time.monotonic(), report)
+        self._reports[(id(instance), report.uri)] = (time.monotonic(), report)
         self._changed.set()
         self._changed = anyio.Event()
 
     def latest(self, instance: Instance, uri: str) -> list[dict[str, Any]] | None:
         """The last report for `uri`, settled or not."""
         entry = self._reports.get((id(instance), uri))
-        return entry[2].diagnostics if entry is not None else None
+        return entry[1].diagnostics if entry is not None else None
 
     async def wait(
         self, instance: Instance, uri: str, version: int | None, settle: float = 1.0
@@ -66,7 +64,7 @@ class DiagnosticsStore:
         while True:
             entry = self._reports.get(key)
             if entry is not None:
-                seq, at, report = entry
+                at, report = entry
                 current = report.version is None or version is None or report.version >= version
                 if current and time.monotonic() - at >= settle and not instance.adapter.indexing():
                     return report.diagnostics
