@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.navigation import Answer, _at, _warm_c_family, _where
+from lensmux.daemon.assist.navigation import Answer, _at, _where, warm
 from lensmux.daemon.assist.positions import chars_from_utf16
 from lensmux.daemon.assist.workspace import Workspace
 from lensmux.daemon.paths import uri_to_path
@@ -59,7 +59,7 @@ async def rename_preview(ws: Workspace, args: dict[str, Any]) -> Answer:
     if not isinstance(new_name, str) or not _IDENT.match(new_name):
         raise ToolError("new_name must be a plain identifier such as `parse_options`")
     target, inst, params = await _at(ws, args)
-    await _warm_c_family(ws, inst, target)
+    await warm(ws, inst, target)
     params["newName"] = new_name
     edit = await ws.request(inst, "textDocument/rename", params)
     by_uri = _edits_by_uri(edit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -16,6 +17,8 @@ from lensmux.daemon.assist.workspace import READY_WAIT, Workspace
 from lensmux.daemon.paths import uri_to_path
 
 MAX_SYMBOLS = 300
+# Files whose outlines a workspace_symbols fallback reads.
+OUTLINE_FILES = 30
 SEVERITIES = {1: "error", 2: "warning", 3: "information", 4: "hint"}
 # How long a diagnostics question waits for the server's first report on a file.
 DIAGNOSTICS_WAIT = 15.0
@@ -40,18 +43,46 @@ async def document_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
     return "\n".join(text), {"path": rel, "symbols": rows}
 
 
+async def _symbol_row(ws: Workspace, path: Path, symbol: dict[str, Any], owner: str) -> dict[str, Any]:
+    lines = await ws.lines(path)
+    start = symbol_start(symbol) or {}
+    line, _ = from_lsp(lines, start)
+    return {"name": str(symbol["name"]), "kind": kind_name(symbol.get("kind")), "path": ws.rel(path),
+            "line": line, "container": owner, "text": source_line(lines, line)}  # fmt: skip
+
+
+async def _outline_matches(ws: Workspace, server: str, query: str) -> list[dict[str, Any]]:
+    """Symbols containing `query` in the outlines of the server's files that mention it.
+
+    The fallback when workspace/symbol knows nothing: pyright answers it only for
+    files it has loaded, clangd without a compilation database only for open files.
+    """
+    pool = [p for p in await ws.source_files() if ws.server_name(p) == server]
+    rows = []
+    for path in (await ws.files_mentioning(query, pool, fold=True))[:OUTLINE_FILES]:
+        try:
+            _inst, symbols = await symbols_of(ws, path)
+        except ToolError:
+            continue
+        for symbol, owner, _depth in symbols:
+            if query.lower() in str(symbol["name"]).lower():
+                rows.append(await _symbol_row(ws, path, symbol, owner))
+    return rows
+
+
 async def workspace_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
     """Symbols whose names match a query, from every server with files under the root."""
     query = args.get("query")
     if not isinstance(query, str) or not query.strip():
         raise ToolError("query must be a non-empty part of a symbol name")
+    query = query.strip()
     rows: list[dict[str, Any]] = []
     instances = await ws.servers_present()
     if not instances:
         raise ToolError(f"no source files of a configured language under {ws.root}")
     for inst in instances:
-        result = await ws.request(inst, "workspace/symbol", {"query": query.strip()})
-        for sym in result if isinstance(result, list) else []:
+        found = []
+        for sym in await ws.workspace_symbol(inst, query):
             location = sym.get("location") if isinstance(sym, dict) else None
             if not isinstance(location, dict):
                 continue
@@ -59,12 +90,13 @@ async def workspace_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
             path = uri_to_path(uri) if isinstance(uri, str) else None
             if path is None or not path.is_relative_to(ws.root):
                 continue
-            lines = await ws.lines(path)
-            line, _ = from_lsp(lines, (location.get("range") or {}).get("start") or {})
-            rows.append({"name": sym["name"], "kind": kind_name(sym.get("kind")), "path": ws.rel(path),
-                         "line": line, "container": str(sym.get("containerName") or ""),
-                         "text": source_line(lines, line)})  # fmt: skip
-    rows.sort(key=lambda r: (r["name"] != query.strip(), r["path"], r["line"]))
+            found.append(
+                await _symbol_row(
+                    ws, path, {**sym, "range": location.get("range")}, str(sym.get("containerName") or "")
+                )
+            )
+        rows += found or await _outline_matches(ws, inst.key.server, query)
+    rows.sort(key=lambda r: (r["name"] != query, r["path"], r["line"]))
     rows = rows[:MAX_SYMBOLS]
     if not rows:
         raise ToolError(f"no symbol matches {query!r}; try a shorter part of the name, or search_code")

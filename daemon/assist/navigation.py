@@ -8,7 +8,7 @@ from typing import Any
 from lensmux.daemon.assist.errors import ToolError
 from lensmux.daemon.assist.locations import location_rows, render_rows
 from lensmux.daemon.assist.positions import from_lsp, source_line
-from lensmux.daemon.assist.resolve import C_FAMILY, HEADER_SUFFIXES, Target, kind_name, resolve, split_name
+from lensmux.daemon.assist.resolve import HEADER_SUFFIXES, Target, kind_name, resolve, split_name
 from lensmux.daemon.assist.workspace import Workspace
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.paths import uri_to_path
@@ -40,15 +40,19 @@ async def _word_at(ws: Workspace, target: Target) -> str | None:
     return text[start:end] or None
 
 
-async def _warm_c_family(ws: Workspace, inst: Instance, target: Target) -> None:
-    """clangd knows bodies and callers only in files it has indexed or open: open the ones naming the symbol."""
-    if target.path.suffix.lower() not in C_FAMILY:
-        return
+async def warm(ws: Workspace, inst: Instance, target: Target) -> None:
+    """Open the server's files that name the symbol before a cross-file question.
+
+    clangd without a compilation database knows bodies and callers only in open
+    files, and pyright in its default openFilesOnly mode answers references and
+    renames from the files it has loaded: both then miss places on disk.
+    """
     word = await _word_at(ws, target)
     if not word:
         return
-    sources = [p for p in await ws.source_files() if p.suffix.lower() in C_FAMILY]
-    for path in (await ws.files_mentioning(word, sources))[:WARM_FILES]:
+    server = inst.key.server
+    pool = [p for p in await ws.source_files() if ws.server_name(p) == server]
+    for path in (await ws.files_mentioning(word, pool))[:WARM_FILES]:
         await ws.open(inst, path)
 
 
@@ -62,7 +66,7 @@ async def _at(ws: Workspace, args: dict[str, Any]) -> tuple[Target, Instance, di
 async def find_definition(ws: Workspace, args: dict[str, Any]) -> Answer:
     """Where the symbol at a position (or of a name) is defined; for C, the body rather than the header."""
     target, inst, params = await _at(ws, args)
-    await _warm_c_family(ws, inst, target)
+    await warm(ws, inst, target)
     result = await ws.request(inst, "textDocument/definition", params)
     rows = await location_rows(ws, result)
     if rows and all(Path(r["path"]).suffix.lower() in HEADER_SUFFIXES for r in rows):
@@ -97,7 +101,7 @@ def _raw_locations(result: Any) -> list[tuple[str, dict[str, Any]]]:
 async def find_references(ws: Workspace, args: dict[str, Any]) -> Answer:
     """Every reference to the symbol, its declaration included."""
     target, inst, params = await _at(ws, args)
-    await _warm_c_family(ws, inst, target)
+    await warm(ws, inst, target)
     params["context"] = {"includeDeclaration": True}
     rows = await location_rows(ws, await ws.request(inst, "textDocument/references", params))
     if not rows:
@@ -145,7 +149,7 @@ async def call_hierarchy(ws: Workspace, args: dict[str, Any]) -> Answer:
     if direction not in ("incoming", "outgoing"):
         raise ToolError("direction must be 'incoming' (callers) or 'outgoing' (callees)")
     target, inst, params = await _at(ws, args)
-    await _warm_c_family(ws, inst, target)
+    await warm(ws, inst, target)
     items = await ws.request(inst, "textDocument/prepareCallHierarchy", params)
     if not isinstance(items, list) or not items:
         raise ToolError(f"{_where(ws, target)} is not a function or method; point at its name")

@@ -114,10 +114,10 @@ async def _workspace_candidates(ws: Workspace, leaf: str) -> tuple[list[Path], s
     answered: set[str] = set()
     for inst in await ws.servers_present():
         try:
-            result = await ws.request(inst, "workspace/symbol", {"query": leaf})
+            result = await ws.workspace_symbol(inst, leaf)
         except ToolError:
             continue
-        for sym in result if isinstance(result, list) else []:
+        for sym in result:
             if not isinstance(sym, dict) or str(sym.get("name", "")).split("(")[0] != leaf:
                 continue
             uri = (sym.get("location") or {}).get("uri")
@@ -129,11 +129,6 @@ async def _workspace_candidates(ws: Workspace, leaf: str) -> tuple[list[Path], s
     return files, answered
 
 
-def _server_name(ws: Workspace, path: Path) -> str | None:
-    cfg = ws.internal.server_for(path)
-    return cfg.name if cfg else None
-
-
 async def find_candidates(ws: Workspace, name: str, file: str | None = None) -> list[Candidate]:
     """Every definition of `name` (in `file` when given), best kinds first."""
     leaf, container = split_name(name)
@@ -143,7 +138,7 @@ async def find_candidates(ws: Workspace, name: str, file: str | None = None) -> 
         files, answered = await _workspace_candidates(ws, leaf)
         # Where a server's workspace/symbol knew nothing (clangd without a compilation
         # database indexes only open files), the files that mention the name are asked.
-        pool = [p for p in await ws.source_files() if _server_name(ws, p) not in answered]
+        pool = [p for p in await ws.source_files() if ws.server_name(p) not in answered]
         for path in await ws.files_mentioning(leaf, pool):
             if path not in files:
                 files.append(path)

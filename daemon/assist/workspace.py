@@ -51,12 +51,15 @@ def _walk(root: Path, suffixes: frozenset[str]) -> list[Path]:
     return found
 
 
-def _files_mentioning(files: list[Path], word: str) -> list[Path]:
-    needle = word.encode()
+def _files_mentioning(files: list[Path], word: str, fold: bool) -> list[Path]:
+    needle = word.lower().encode() if fold else word.encode()
     out = []
     for path in files:
         try:
-            if path.stat().st_size <= SCAN_MAX_BYTES and needle in path.read_bytes():
+            if path.stat().st_size > SCAN_MAX_BYTES:
+                continue
+            data = path.read_bytes()
+            if needle in (data.lower() if fold else data):
                 out.append(path)
         except OSError:
             continue
@@ -109,10 +112,10 @@ class Workspace:
         self._sources = await anyio.to_thread.run_sync(_walk, self.root, suffixes)
         return self._sources
 
-    async def files_mentioning(self, word: str, files: list[Path] | None = None) -> list[Path]:
-        """Source files whose text contains `word`."""
+    async def files_mentioning(self, word: str, files: list[Path] | None = None, *, fold: bool = False) -> list[Path]:
+        """Source files whose text contains `word` (ignoring case with `fold`)."""
         pool = files if files is not None else await self.source_files()
-        return await anyio.to_thread.run_sync(_files_mentioning, pool, word)
+        return await anyio.to_thread.run_sync(_files_mentioning, pool, word, fold)
 
     async def servers_present(self) -> list[Instance]:
         """An instance of each configured server that has files under the root."""
@@ -208,6 +211,16 @@ class Workspace:
             raise ToolError(f"{server} could not answer: {exc}") from exc
         except InstanceError as exc:
             raise ToolError(f"{server} is unavailable ({exc}); try again in a few seconds") from exc
+
+    async def workspace_symbol(self, inst: Instance, query: str) -> list[Any]:
+        """workspace/symbol as a list (empty when the server knows nothing yet)."""
+        result = await self.request(inst, "workspace/symbol", {"query": query})
+        return result if isinstance(result, list) else []
+
+    def server_name(self, path: Path) -> str | None:
+        """The configured server that handles `path`."""
+        cfg = self.internal.server_for(path)
+        return cfg.name if cfg else None
 
     def note(self) -> str:
         """The sentence an answer ends with when it used unsaved editor text."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -66,3 +67,41 @@ async def test_search_code_indexes_a_new_root_with_progress(daemon: DaemonProc, 
         assert "def scale" in data["context"]
         text, _, is_error = await call(client, "search_code", query="")
         assert is_error and "query" in text
+
+
+async def test_sessions_autostart_one_daemon_and_share_one_server(tmp_path: Path, py_project: Path) -> None:
+    import subprocess
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from support.daemon_proc import LENSMUX, wait_until
+
+    config_home, state_home = tmp_path / "c", tmp_path / "s"
+    (config_home / "lensmux").mkdir(parents=True)
+    (config_home / "lensmux" / "config.toml").write_text("[daemon.http]\nenabled = false\n")
+    runtime_dir = tmp_path / "r" / "lensmux"
+    # Only what the client passes: the SDK's minimal environment plus the private config and state.
+    env = {"XDG_CONFIG_HOME": str(config_home), "XDG_STATE_HOME": str(state_home)}
+    argv = ["mcp", "--runtime-dir", str(runtime_dir), "--root", str(py_project)]
+
+    refused = subprocess.run(
+        [LENSMUX, *argv, "--no-autostart"], env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
+    )
+    assert refused.returncode != 0 and "no lensmux daemon" in refused.stderr
+
+    params = StdioServerParameters(command=LENSMUX, args=argv, env=env, cwd=str(py_project))
+    try:
+        # Two sessions starting at once: each may start a daemon, one serves.
+        async with Client(params, read_timeout_seconds=120) as a, Client(params, read_timeout_seconds=120) as b:
+            _, data_a = await ok(a, "workspace_symbols", query="scale")
+            _, data_b = await ok(b, "find_definition", symbol="add")
+            assert data_a["symbols"] and data_b["locations"]
+            status = subprocess.run(
+                [LENSMUX, "status", "--json", "--runtime-dir", str(runtime_dir)], capture_output=True, text=True
+            )
+            assert status.returncode == 0, status.stderr
+            assert len([i for i in json.loads(status.stdout)["instances"] if i["server"] == "pyright"]) == 1
+    finally:
+        stop = subprocess.run([LENSMUX, "stop", "--runtime-dir", str(runtime_dir)], capture_output=True, text=True)
+    assert stop.returncode == 0, stop.stderr
+    wait_until(lambda: not (runtime_dir / "lensmux.sock").exists(), what="sockets removed")
