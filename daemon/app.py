@@ -20,6 +20,7 @@ import anyio
 from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 
 from lensmux.daemon import paths
+from lensmux.daemon.assist.service import AssistService
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 from lensmux.daemon.control import ControlError, ControlServer
 from lensmux.daemon.mux import listeners, routing
@@ -71,6 +72,7 @@ class Daemon:
         self.indexes: IndexService | None = None
         self.search: SearchService | None = None
         self.internal: InternalClient | None = None
+        self.assist: AssistService | None = None
 
     def request_stop(self) -> None:
         """Begin a graceful shutdown."""
@@ -100,6 +102,10 @@ class Daemon:
             await tg.start(indexes_task)
             self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
             self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
+            self.assist = AssistService(self.internal, lambda p: self.control.call("lensmux/hybridSearch", p))
+            self.registry.on_new_instance.append(self.assist.watch)
+            self.control.register("lensmux/assist/tools", self.assist.list_tools)
+            self.control.register("lensmux/assist/call", self.assist.call)
             if self.config.daemon.http.enabled:
                 from lensmux.daemon.search.http_api import HttpApi
 

@@ -7,12 +7,28 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 
-def default_runtime_dir() -> Path:
-    """`$XDG_RUNTIME_DIR/lensmux`, else `/tmp/lensmux-<uid>`."""
+def runtime_dir_candidates() -> list[Path]:
+    """Where a daemon's sockets may be, most likely first.
+
+    `$XDG_RUNTIME_DIR/lensmux`, then `/run/user/<uid>/lensmux` (what
+    `$XDG_RUNTIME_DIR` is in a login session: tools started with a minimal
+    environment, like MCP clients' stdio servers, must find the same daemon),
+    then `/tmp/lensmux-<uid>`.
+    """
+    out: list[Path] = []
     base = os.environ.get("XDG_RUNTIME_DIR")
     if base and Path(base).is_dir():
-        return Path(base) / "lensmux"
-    return Path(f"/tmp/lensmux-{os.getuid()}")
+        out.append(Path(base) / "lensmux")
+    session = Path(f"/run/user/{os.getuid()}")
+    if session.is_dir() and os.access(session, os.W_OK) and session / "lensmux" not in out:
+        out.append(session / "lensmux")
+    out.append(Path(f"/tmp/lensmux-{os.getuid()}"))
+    return out
+
+
+def default_runtime_dir() -> Path:
+    """The first of `runtime_dir_candidates()`: where a new daemon binds its sockets."""
+    return runtime_dir_candidates()[0]
 
 
 def control_socket(runtime_dir: Path) -> Path:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
+from lensmux.daemon.cli.autostart import ensure_daemon
+from lensmux.daemon.cli.control_client import ControlClientError
 from lensmux.daemon.paths import server_socket
-
-AUTOSTART_WAIT = 30.0
 
 
 class BridgeError(Exception):
@@ -32,19 +30,6 @@ def _connect(path: Path) -> socket.socket | None:
     return sock
 
 
-def start_daemon(runtime_dir: Path, config: Path | None) -> subprocess.Popen[bytes]:
-    """Start `lensmux serve --foreground` detached from this process's session."""
-    argv = [sys.executable, "-m", "lensmux.daemon.cli.main", "serve", "--foreground", "--runtime-dir", str(runtime_dir)]
-    if config is not None:
-        argv += ["--config", str(config)]
-    log_dir = Path(os.environ.get("XDG_STATE_HOME") or Path.home() / ".local/state") / "lensmux"
-    log_dir.mkdir(parents=True, exist_ok=True)
-    with open(log_dir / "daemon.log", "ab") as log_file:
-        return subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=log_file, start_new_session=True, close_fds=True
-        )
-
-
 def connect_or_start(runtime_dir: Path, server: str, autostart: bool, config: Path | None = None) -> socket.socket:
     """Connect to the server's socket, starting a daemon first if allowed."""
     path = server_socket(runtime_dir, server)
@@ -53,22 +38,15 @@ def connect_or_start(runtime_dir: Path, server: str, autostart: bool, config: Pa
         return sock
     if not autostart:
         raise BridgeError(f"no lensmux daemon listens on {path} (and --no-autostart was given)")
-    child = start_daemon(runtime_dir, config)
-    deadline = time.monotonic() + AUTOSTART_WAIT
-    while time.monotonic() < deadline:
-        sock = _connect(path)
-        if sock is not None:
-            return sock
-        if child.poll() is not None:
-            # It may have lost a race with another starting daemon; use that one.
-            sock = _connect(path)
-            if sock is not None:
-                return sock
-            raise BridgeError(
-                f"the daemon exited with status {child.returncode}; see its log in ~/.local/state/lensmux/daemon.log"
-            )
-        time.sleep(0.05)
-    raise BridgeError(f"the daemon did not open {path} within {AUTOSTART_WAIT:.0f}s")
+    try:
+        ensure_daemon(runtime_dir, True, config)
+    except ControlClientError as exc:
+        raise BridgeError(str(exc)) from exc
+    # The daemon binds every socket before its control socket answers.
+    sock = _connect(path)
+    if sock is None:
+        raise BridgeError(f"the daemon in {runtime_dir} does not serve {server!r} (see lensmux status)")
+    return sock
 
 
 def _pump_in(sock: socket.socket, fd: int) -> None:

@@ -12,10 +12,12 @@ from typing import Any
 
 import msgspec
 
-from lensmux.daemon import paths
+from lensmux.daemon.cli.autostart import discover_runtime_dir
 from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, RemoteError
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 
+# `lensmux search` waits this long for a first index of its root.
+INDEX_WAIT_CLI = 3600.0
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 
@@ -66,7 +68,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     config = _config(args)
     if config is None:
         return 2
-    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    runtime_dir = discover_runtime_dir(args.runtime_dir)
     checks = run_checks(config, runtime_dir, start_servers=not args.quick)
     for check in checks:
         print(check.line())
@@ -74,7 +76,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _call(args: argparse.Namespace, method: str, params: object, timeout: float | None = 600.0) -> Any:
-    runtime_dir = Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    runtime_dir = discover_runtime_dir(args.runtime_dir)
     with ControlClient(runtime_dir, timeout=timeout) as ctl:
         return ctl.call(method, params)
 
@@ -147,10 +149,39 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    """Hybrid search from the command line: JSON, or LLM-ready context in a token budget."""
-    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k}
-    if args.root:
-        params["root"] = str(Path(args.root).resolve())
+    """Hybrid search as a person uses it: daemon and index on first use, readable results."""
+    from lensmux.daemon.cli.autostart import ensure_daemon
+    from lensmux.daemon.cli.index_wait import describe, ensure_indexed
+    from lensmux.daemon.cli.progress_bar import ProgressBar
+    from lensmux.daemon.cli.project_root import enclosing_project
+    from lensmux.daemon.cli.search_view import render_results, use_colour
+
+    runtime_dir = discover_runtime_dir(args.runtime_dir)
+    root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
+    ensure_daemon(runtime_dir, not args.no_autostart)
+    bar = ProgressBar() if sys.stderr.isatty() else None
+    announced: list[bool] = []
+
+    def progress(status: dict[str, Any]) -> None:
+        if bar is not None:
+            bar.index_update(status)
+            announced.append(True)
+        elif status.get("running") and not announced:
+            # Not a terminal: one line, not a redrawn bar.
+            print(f"lensmux: indexing {root} for its first search (this happens once)...", file=sys.stderr)
+            announced.append(True)
+
+    try:
+        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI)
+    except RemoteError as exc:
+        print(f"lensmux: cannot index {root}: {exc}", file=sys.stderr)
+        return 1
+    if bar is not None and announced:
+        bar.close()
+    if not done:
+        print(f"lensmux: indexing {root} did not finish: {status.get('error') or describe(status)}", file=sys.stderr)
+        return 1
+    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root)}
     if args.format:
         params["context"] = {"format": args.format, "budget_tokens": args.budget_tokens}
     try:
@@ -158,12 +189,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     except RemoteError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
-    if args.json or not args.format:
-        print(json.dumps(result, indent=2 if not args.json else None))
+    if args.json:
+        print(json.dumps(result, indent=2))
         return 0
-    for warning in result.get("warnings", []):
-        print(f"lensmux: warning: {warning}", file=sys.stderr)
-    print(result["context"]["context"])
+    if args.format:
+        for warning in result.get("warnings", []):
+            print(f"lensmux: warning: {warning}", file=sys.stderr)
+        print(result["context"]["context"])
+        return 0
+    print(render_results(result, use_colour(sys.stdout)))
     return 0
 
 
@@ -190,10 +224,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
 
     search = common(sub.add_parser("search", help="hybrid code search over an indexed root"))
     search.add_argument("query")
-    search.add_argument("--root", help="the indexed root (needed when several are indexed)")
+    search.add_argument("--root", help="the workspace root (default: the project enclosing the current directory)")
+    search.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
     search.add_argument("--top-k", type=int, default=10)
     shape = search.add_mutually_exclusive_group()
-    shape.add_argument("--json", action="store_true", help="the full JSON response (the default)")
+    shape.add_argument("--json", action="store_true", help="the full JSON response")
     shape.add_argument("--format", choices=["markdown", "xml", "plain"], help="LLM-ready context instead")
     search.add_argument("--budget-tokens", type=int, default=4000, help="token budget of --format context")
     search.set_defaults(func=cmd_search)

@@ -5,18 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon import paths
 from lensmux.daemon.cli import bridge
+from lensmux.daemon.cli.autostart import discover_runtime_dir, ensure_daemon, wait_exited
 from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning
 from lensmux.daemon.config import ConfigInvalid, load_config
 
 
 def _runtime_dir(args: argparse.Namespace) -> Path:
-    return Path(args.runtime_dir) if args.runtime_dir else paths.default_runtime_dir()
+    return discover_runtime_dir(args.runtime_dir)
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -29,19 +28,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     runtime_dir = _runtime_dir(args)
     config_path = Path(args.config) if args.config else None
     if not args.foreground:
-        child = bridge.start_daemon(runtime_dir, config_path)
-        deadline = time.monotonic() + bridge.AUTOSTART_WAIT
-        while time.monotonic() < deadline:
-            try:
-                with ControlClient(runtime_dir, timeout=2) as ctl:
-                    pid = ctl.call("lensmux/ping")["pid"]
-                print(f"lensmux: daemon running (pid {pid}), sockets in {runtime_dir}")
-                return 0
-            except ControlClientError:
-                if child.poll() is not None:
-                    return _fail(f"daemon exited with status {child.returncode}; see ~/.local/state/lensmux/daemon.log")
-                time.sleep(0.1)
-        return _fail("daemon did not come up in time")
+        # A running daemon is the answer; otherwise start one and wait for
+        # whichever daemon wins the runtime directory's lock (no child is left behind).
+        try:
+            pid = ensure_daemon(runtime_dir, True, config_path)
+        except ControlClientError as exc:
+            return _fail(str(exc))
+        print(f"lensmux: daemon running (pid {pid}), sockets in {runtime_dir}")
+        return 0
     from lensmux.daemon.main import serve_foreground
 
     try:
@@ -60,6 +54,17 @@ def cmd_client(args: argparse.Namespace) -> int:
     except bridge.BridgeError as exc:
         return _fail(str(exc))
     return bridge.run_bridge(sock)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """An MCP server on stdio over the running daemon."""
+    from lensmux.daemon.cli.mcp_server import serve_mcp
+    from lensmux.daemon.cli.project_root import enclosing_project
+
+    root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
+    if not root.is_dir():
+        return _fail(f"--root {args.root} is not a directory")
+    return serve_mcp(_runtime_dir(args), root, not args.no_autostart, Path(args.config) if args.config else None)
 
 
 def _call(args: argparse.Namespace, method: str, params: Any = None, timeout: float | None = 30.0) -> Any:
@@ -83,11 +88,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    """Ask the daemon to shut down gracefully."""
+    """Ask the daemon to shut down gracefully and wait until it has exited."""
     try:
+        pid = _call(args, "lensmux/ping")["pid"]
         _call(args, "lensmux/shutdown")
     except DaemonNotRunning as exc:
         return _fail(str(exc))
+    if not wait_exited(int(pid), args.timeout):
+        return _fail(f"daemon (pid {pid}) is still stopping after {args.timeout:g}s")
     return 0
 
 
@@ -112,11 +120,18 @@ def build_parser() -> argparse.ArgumentParser:
     client.add_argument("--config", help="configuration for an autostarted daemon")
     client.set_defaults(func=cmd_client)
 
+    mcp = common(sub.add_parser("mcp", help="MCP server on stdio for AI assistants (Claude Code, Codex, Cursor)"))
+    mcp.add_argument("--root", help="workspace root (default: the project enclosing the current directory)")
+    mcp.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
+    mcp.add_argument("--config", help="configuration for an autostarted daemon")
+    mcp.set_defaults(func=cmd_mcp)
+
     status = common(sub.add_parser("status", help="show instances, clients, caches, indexes"))
     status.add_argument("--json", action="store_true")
     status.set_defaults(func=cmd_status)
 
-    stop = common(sub.add_parser("stop", help="stop the daemon gracefully"))
+    stop = common(sub.add_parser("stop", help="stop the daemon gracefully (returns once it has exited)"))
+    stop.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for the daemon to exit")
     stop.set_defaults(func=cmd_stop)
 
     from lensmux.daemon.cli import commands as cli_extra

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 
@@ -38,4 +39,45 @@ def render_status(status: dict[str, Any]) -> str:
             f"  {client['name']:<24} {client['server']:<10} pid {client['pid'] or '-':<8} "
             f"requests {client['requests']:<6} connected {client['connected_for_s']:.0f}s"
         )
+    lines += render_indexes(status.get("index"))
     return "\n".join(lines)
+
+
+def _ago(timestamp: Any) -> str:
+    if not isinstance(timestamp, (int, float)) or not timestamp:
+        return "never"
+    seconds = max(0, int(time.time() - timestamp))
+    if seconds < 120:
+        return f"{seconds}s ago"
+    if seconds < 7200:
+        return f"{seconds // 60}m ago"
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(timestamp))
+
+
+def render_indexes(index: Any) -> list[str]:
+    """The search indexes: model state, then one line per root with files, chunks and last update."""
+    if not isinstance(index, dict):
+        return []
+    model = index.get("model") or {}
+    roots = index.get("roots") or []
+    model_ids = sorted({str(r.get("model_id")) for r in roots if r.get("model_id")})
+    state = str(model.get("state", "?"))
+    if model.get("progress"):
+        stage, fraction = model["progress"]
+        state += f" ({stage} {float(fraction) * 100:.0f}%)"
+    lines = ["", f"indexes: model {', '.join(model_ids) or '-'}: {state}"]
+    if not roots:
+        lines.append("  (none; `lensmux search` or `lensmux index DIR` creates one)")
+    for root in roots:
+        progress = ""
+        if root.get("running"):
+            progress = f"  indexing {root.get('files_done', 0)}/{root.get('files_total', 0)} files"
+        error = root.get("error") or root.get("last_error")
+        lines.append(
+            f"  {root.get('state', '?')!s:<9} files {root.get('files') if root.get('files') is not None else '-':<6} "
+            f"chunks {root.get('chunks') if root.get('chunks') is not None else '-':<7} "
+            f"updated {_ago(root.get('finished_at'))}{progress}  {root.get('root')}"
+        )
+        if error:
+            lines.append(f"             error: {error}")
+    return lines

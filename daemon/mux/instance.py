@@ -86,6 +86,8 @@ class Instance:
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
+        # Called with the raw params of every publishDiagnostics (the assistant tools keep the last).
+        self.on_diagnostics: list[Callable[[Raw], None]] = []
         self.supervisor = Supervisor(self)
         self.memory = MemorySample()
 

@@ -69,6 +69,17 @@ class InternalClient:
         self._registry = registry
         self._open: dict[int, OrderedDict[str, None]] = {}
 
+    def servers(self) -> list[ServerConfig]:
+        """The enabled servers."""
+        return list(self._registry.config.enabled_servers().values())
+
+    def existing_instance_for(self, path: Path, root: Path) -> Instance | None:
+        """The live instance serving `path` under `root`, without starting one."""
+        cfg = self.server_for(path)
+        if cfg is None:
+            return None
+        return self._registry.find(cfg.name, self._registry.key_for(cfg.name, root).root)
+
     def server_for(self, path: Path) -> ServerConfig | None:
         """The enabled server that handles this file's language, if any."""
         for cfg in self._registry.config.enabled_servers().values():
