@@ -67,6 +67,7 @@ class RootIndex:
     last: ProgressSnapshot | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     started_at: float = 0.0
+    finished_at: float | None = None
     watching: bool = False
     error: str | None = None
 
@@ -148,6 +149,7 @@ class IndexService:
             entry.running = True
             entry.done = anyio.Event()
             entry.started_at = time.time()
+            entry.finished_at = None
             self._group().start_soon(self._run_task, entry)
         return entry
 
@@ -163,6 +165,7 @@ class IndexService:
             log.error("indexing %s failed: %s", entry.root, exc)
         finally:
             entry.runs += 1
+            entry.finished_at = time.time()
             entry.running = False
             entry.done.set()
         if not entry.watching and entry.error is None:
@@ -200,7 +203,7 @@ class IndexService:
         status["runs"] = entry.runs
         status["running"] = entry.running
         status["error"] = entry.error
-        status["elapsed_s"] = round(time.time() - entry.started_at, 2) if entry.started_at else None
+        status["elapsed_s"] = _elapsed(entry)
         return status
 
     def status(self) -> dict[str, Any]:
@@ -218,3 +221,11 @@ class IndexService:
                     await entry.indexer.aclose()
                 except (IndexStoreError, OSError) as exc:
                     log.error("closing the index of %s: %s", entry.root, exc)
+
+
+def _elapsed(entry: RootIndex) -> float | None:
+    """Seconds the current run has taken so far, or the last run took once it ended."""
+    if not entry.started_at:
+        return None
+    end = entry.finished_at if entry.finished_at is not None else time.time()
+    return round(end - entry.started_at, 2)

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,17 @@ def test_unchanged_files_are_skipped_and_a_changed_file_is_reindexed(daemon: Dae
     # The watcher picks the new file up without another `lensmux index`.
     wait_until(lambda: _root_status(daemon, py_project)["files"] == first["files"] + 1, timeout=60, what="watcher")
     wait_until(lambda: _root_status(daemon, py_project)["symbols"] > first["symbols"], timeout=60, what="symbols")
+
+
+def test_elapsed_time_stops_when_indexing_ends(daemon: DaemonProc, py_project: Path) -> None:
+    result = _index(daemon, py_project, "--wait", "--json")
+    assert result.returncode == 0, result.stderr
+    reported = json.loads(result.stdout)["seconds"]
+    first = _root_status(daemon, py_project)
+    assert not first["running"] and first["elapsed_s"] == reported
+    time.sleep(1.5)  # long enough for a still-running clock to move by a reported digit
+    assert _root_status(daemon, py_project)["elapsed_s"] == reported
+    assert daemon.status()["index"]["roots"][0]["elapsed_s"] == reported
 
 
 def test_bad_roots_get_a_clear_error(daemon: DaemonProc, tmp_path: Path) -> None:
