@@ -136,9 +136,7 @@ class IndexService:
         entry = self.roots.get(root)
         if entry is None:
             embedder = await self.embedder()
-            indexer = Indexer(
-                root, None, embedder, LspSymbolSource(self._internal, root), model_id=embedder.info().name
-            )
+            indexer = Indexer(root, None, embedder, LspSymbolSource(self._internal, root), model_id=_model_id(embedder))
             try:
                 await indexer.open()
             except IndexStoreError as exc:
@@ -229,3 +227,11 @@ def _elapsed(entry: RootIndex) -> float | None:
         return None
     end = entry.finished_at if entry.finished_at is not None else time.time()
     return round(end - entry.started_at, 2)
+
+
+def _model_id(embedder: Any) -> str:
+    """The model and how it was built: vectors of another build are not comparable, so they start over."""
+    info = embedder.info()
+    if info.manifest is None:
+        return str(info.name)
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version}"

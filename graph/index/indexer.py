@@ -232,7 +232,13 @@ class Indexer:
 
     async def _prepare(self, walked: WalkedFile, known: FileStamp | None) -> Outcome:
         return await prepare_file(
-            self.root, walked, known, symbols=self.symbols, embedder=self.embedder, config=self.config
+            self.root,
+            walked,
+            known,
+            symbols=self.symbols,
+            embedder=self.embedder,
+            config=self.config,
+            keep_generated=self.rules.reincluded(walked.rel),
         )
 
     async def _commit_all(

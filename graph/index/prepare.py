@@ -13,6 +13,7 @@ import anyio.to_thread
 
 from lensmux.graph.index.chunking import ChunkDraft, chunk_file, parse_document_symbols
 from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.junk import junk_reason
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp, FileWrite
 from lensmux.graph.index.walk import WalkedFile, read_source
@@ -37,7 +38,7 @@ class Unchanged:
 
 @dataclass(frozen=True, slots=True)
 class Unreadable:
-    """Gone, too big, binary or not UTF-8: removed from the index if it was there."""
+    """Gone, too big, binary, not UTF-8, minified or generated: removed from the index if it was there."""
 
     walked: WalkedFile
 
@@ -89,11 +90,16 @@ async def prepare_file(
     symbols: SymbolSource,
     embedder: Embedder,
     config: IndexConfig,
+    keep_generated: bool = False,
 ) -> Outcome:
     """Read, hash and (unless unchanged) get symbols for, chunk and count tokens of one file."""
     path = root / walked.rel
     source = await anyio.to_thread.run_sync(read_source, path, config.max_file_bytes)
     if source is None:
+        return Unreadable(walked)
+    junk = None if keep_generated else junk_reason(walked.rel, source.text)
+    if junk is not None:
+        log.info("not indexing %s: %s", walked.rel, junk)
         return Unreadable(walked)
     if known is not None and known.sha256 == source.sha256 and known.structure != "failed":
         return Unchanged(walked)
@@ -107,6 +113,7 @@ async def prepare_file(
             source.text,
             parsed if raw is not None else None,
             config.chunks,
+            measure=embedder.count_tokens,
         )
         return FileWrite(
             path=walked.rel,
