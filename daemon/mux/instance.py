@@ -83,6 +83,8 @@ class Instance:
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
+        # Called with a URI once a client's edit is applied (the index reads the daemon's text).
+        self.on_changed: list[Callable[[str], None]] = []
         self.supervisor = Supervisor(self)
 
     @property

@@ -163,6 +163,8 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         await instance.sync_documents(lambda: docs.open(client.id, params, disk_text=disk))
     elif method == "textDocument/didChange":
         await instance.sync_documents(lambda: docs.change(client.id, params))
+        for hook in instance.on_changed:
+            hook(str(uri))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
 

@@ -3,13 +3,15 @@
 Symbols come from `textDocument/documentSymbol` through the daemon's
 instances (the same processes editors use), embeddings from the shared model
 loaded once off the event loop. Each root's run, watcher and autosave are
-tasks in the daemon's task group.
+tasks in the daemon's task group. Saves re-read the file; edits re-index the
+daemon's text of the document (unsaved included) once the typing pauses.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,13 @@ from lensmux.daemon.paths import uri_to_path
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
 
 log = logging.getLogger(__name__)
+
+# An edit is indexed once edits pause this long, or at the latest this long after the
+# first unindexed one: a change must be searchable within a second while someone types.
+EDIT_QUIET_S = 0.2
+EDIT_MAX_DELAY_S = 0.5
+
+TextSource = Callable[[], str | None]
 
 
 class IndexServiceError(Exception):
@@ -85,12 +94,15 @@ class IndexService:
         self._embedder_lock = anyio.Lock()
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
+        self._edits: dict[Path, TextSource] = {}
+        self._edited = anyio.Event()
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                tg.start_soon(self._edits_task)
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
@@ -189,9 +201,38 @@ class IndexService:
             if path.is_relative_to(root) and self._tg is not None:
                 self._tg.start_soon(self._reindex, entry, path)
 
-    async def _reindex(self, entry: RootIndex, path: Path) -> None:
+    def on_changed(self, uri: str, text: TextSource) -> None:
+        """A client edited a document: index the daemon's text of it (maybe unsaved) soon."""
+        path = uri_to_path(uri)
+        if path is not None and any(path.is_relative_to(root) for root in self.roots):
+            self._edits[path] = text
+            self._edited.set()
+
+    async def _edits_task(self) -> None:
+        """Index edited documents in bursts: after a pause in the edits, or EDIT_MAX_DELAY_S at most."""
+        while True:
+            await self._edited.wait()
+            deadline = anyio.current_time() + EDIT_MAX_DELAY_S
+            while True:
+                self._edited = anyio.Event()
+                with anyio.move_on_after(min(EDIT_QUIET_S, deadline - anyio.current_time())) as quiet:
+                    await self._edited.wait()
+                if quiet.cancelled_caught or anyio.current_time() >= deadline:
+                    break
+            edits, self._edits = self._edits, {}
+            for path, text in sorted(edits.items()):
+                current = text()
+                for root, entry in list(self.roots.items()):
+                    if path.is_relative_to(root):
+                        await self._reindex(entry, path, current)
+
+    async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None) -> None:
+        """Re-index one file from the disk, or from an editor's text of it when given."""
         try:
-            await entry.indexer.reindex_file(path)
+            if text is None:
+                await entry.indexer.reindex_file(path)
+            else:
+                await entry.indexer.reindex_text(path, text)
         except (IndexStoreError, OSError) as exc:
             log.warning("re-indexing %s failed: %s", path, exc)
 

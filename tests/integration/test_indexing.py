@@ -73,6 +73,36 @@ def test_elapsed_time_stops_when_indexing_ends(daemon: DaemonProc, py_project: P
     assert daemon.status()["index"]["roots"][0]["elapsed_s"] == reported
 
 
+@pytest.mark.anyio
+async def test_an_unsaved_edit_becomes_searchable(daemon: DaemonProc, py_project: Path) -> None:
+    assert _index(daemon, py_project, "--wait").returncode == 0
+    path = py_project / "demo" / "util.py"
+    on_disk = path.read_text()
+    edited = on_disk + (
+        "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n"
+        '    """Reconcile ledger entries against the bank statement."""\n'
+        "    return sum(entries)\n"
+    )
+
+    def found() -> list[str]:
+        response = daemon.call(
+            "lensmux/hybridSearch",
+            {"query": "reconcile ledger entries against the bank statement", "root": str(py_project), "top_k": 5},
+            timeout=120,
+        )
+        return [s["name"] for s in response["ranked_symbols"]]
+
+    assert "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found)
+    async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
+        await editor.initialize(py_project)
+        uri = await editor.open(path, "python")
+        await editor.change_full(uri, edited, 2)  # typed, never saved
+        with anyio.fail_after(120):
+            while "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found):
+                await anyio.sleep(0.1)
+        assert path.read_text() == on_disk, "the text came from the editor's buffer, not the disk"
+
+
 def test_bad_roots_get_a_clear_error(daemon: DaemonProc, tmp_path: Path) -> None:
     result = _index(daemon, tmp_path / "missing")
     assert result.returncode != 0 and "not a directory" in result.stderr

@@ -137,3 +137,19 @@ def test_a_single_file_contributes_a_bounded_number_of_chunks() -> None:
     text, symbols = _one_function(3000)
     config = ChunkConfig(max_file_chunks=20)
     assert len(chunk_file("big.py", "python", text, symbols, config)) == 20
+
+
+@pytest.mark.anyio
+async def test_an_editors_text_is_indexed_until_the_disk_is_read_again(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write_files(root, {"pkg/mod.py": module_text(1)})
+    async with Indexer(root, tmp_path / "state", FakeEmbedder(), FakeSymbolSource()) as ix:
+        await ix.index_all()
+        edited = module_text(1) + "\n\ndef quantum_flux(x: int) -> int:\n    return x\n"
+        assert await ix.reindex_text(root / "pkg/mod.py", edited)
+        assert not await ix.reindex_text(root / "pkg/mod.py", edited), "the same text twice is no change"
+        hits = {c.name for cid, _ in ix.store.keyword_search("quantum_flux", 10) if (c := ix.store.chunk(cid))}
+        assert "quantum_flux" in hits
+        # The buffer was never saved: the next full run reads the disk again.
+        await ix.index_all()
+        assert not ix.store.keyword_search("quantum_flux", 10)
