@@ -26,6 +26,7 @@ from lensmux.daemon.control import ControlError, ControlServer
 from lensmux.daemon.mux import listeners, routing
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.errors import InstanceError
+from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot
 from lensmux.daemon.search.gateway import DaemonGateway
@@ -91,7 +92,7 @@ class Daemon:
             self.registry = InstanceRegistry(tg, self.config)
             self.internal = InternalClient(self.registry)
             self.indexes = IndexService(self.config.daemon, self.internal)
-            self.registry.on_new_instance.append(lambda inst: inst.on_saved.append(self._on_saved))
+            self.registry.on_new_instance.append(self._hook_instance)
             index_scope = anyio.CancelScope()
 
             async def indexes_task(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -321,9 +322,18 @@ class Daemon:
         attached.append(instance)
         client.send(ev.response(env.rid, result))
 
+    def _hook_instance(self, instance: Instance) -> None:
+        """Saves and edits in an instance's documents reach the indexes."""
+        instance.on_saved.append(self._on_saved)
+        instance.on_changed.append(lambda uri: self._on_changed(instance, uri))
+
     def _on_saved(self, uri: str) -> None:
         if self.indexes is not None:
             self.indexes.on_saved(uri)
+
+    def _on_changed(self, instance: Instance, uri: str) -> None:
+        if self.indexes is not None:
+            self.indexes.on_changed(uri, lambda: _document_text(instance, uri))
 
     # -- control methods ---------------------------------------------------
 
@@ -373,3 +383,9 @@ class Daemon:
             "clients": [c.status() for c in self.clients.values()],
             "index": self.indexes.status() if self.indexes else None,
         }
+
+
+def _document_text(instance: Instance, uri: str) -> str | None:
+    """The daemon's current text of an open document, None once no client holds it."""
+    doc = instance.documents.get(uri)
+    return None if doc is None else doc.text

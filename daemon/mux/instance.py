@@ -88,6 +88,8 @@ class Instance:
         self.on_saved: list[Callable[[str], None]] = []
         # Called with the raw params of every publishDiagnostics (the assistant tools keep the last).
         self.on_diagnostics: list[Callable[[Raw], None]] = []
+        # Called with a URI once a client's edit is applied (the index reads the daemon's text).
+        self.on_changed: list[Callable[[str], None]] = []
         self.supervisor = Supervisor(self)
         self.memory = MemorySample()
 

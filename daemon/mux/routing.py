@@ -180,6 +180,8 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     elif method == "textDocument/didChange":
         encoding = client_encoding(client.capabilities)
         await instance.sync_documents(lambda: docs.change(client.id, params, encoding))
+        for hook in instance.on_changed:
+            hook(str(uri))
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
         diagnostics.closed(instance, client, str(uri), last=docs.get(str(uri)) is None)

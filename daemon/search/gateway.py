@@ -21,7 +21,7 @@ from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient, default_initialize_params
 from lensmux.daemon.mux.registry import InstanceRegistry
 from lensmux.daemon.paths import uri_to_path
-from lensmux.graph.search.errors import GatewayError
+from lensmux.graph.search import GatewayError, NoServer
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ class DaemonGateway:
         """None when a server may be asked; else why not."""
         cfg = self._server(language)
         if cfg is None:
-            return f"no language server configured for {language}"
+            return NoServer(f"no language server configured for {language}")
         if find_executable(cfg.command) is None:
             return f"{cfg.name} is not installed ({cfg.command} not found)"
         key = self._registry.key_for(cfg.name, root)

@@ -3,13 +3,15 @@
 Symbols come from `textDocument/documentSymbol` through the daemon's
 instances (the same processes editors use), embeddings from the shared model
 loaded once off the event loop. Each root's run, watcher and autosave are
-tasks in the daemon's task group.
+tasks in the daemon's task group. Saves re-read the file; edits re-index the
+daemon's text of the document (unsaved included) once the typing pauses.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,13 @@ from lensmux.daemon.paths import uri_to_path
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
 
 log = logging.getLogger(__name__)
+
+# An edit is indexed once edits pause this long, or at the latest this long after the
+# first unindexed one: a change must be searchable within a second while someone types.
+EDIT_QUIET_S = 0.2
+EDIT_MAX_DELAY_S = 0.5
+
+TextSource = Callable[[], str | None]
 
 
 class IndexServiceError(Exception):
@@ -67,6 +76,7 @@ class RootIndex:
     last: ProgressSnapshot | None = None
     done: anyio.Event = field(default_factory=anyio.Event)
     started_at: float = 0.0
+    finished_at: float | None = None
     watching: bool = False
     error: str | None = None
 
@@ -84,12 +94,15 @@ class IndexService:
         self._embedder_lock = anyio.Lock()
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
+        self._edits: dict[Path, TextSource] = {}
+        self._edited = anyio.Event()
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
+                tg.start_soon(self._edits_task)
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
@@ -135,9 +148,7 @@ class IndexService:
         entry = self.roots.get(root)
         if entry is None:
             embedder = await self.embedder()
-            indexer = Indexer(
-                root, None, embedder, LspSymbolSource(self._internal, root), model_id=embedder.info().name
-            )
+            indexer = Indexer(root, None, embedder, LspSymbolSource(self._internal, root), model_id=_model_id(embedder))
             try:
                 await indexer.open()
             except IndexStoreError as exc:
@@ -148,6 +159,7 @@ class IndexService:
             entry.running = True
             entry.done = anyio.Event()
             entry.started_at = time.time()
+            entry.finished_at = None
             self._group().start_soon(self._run_task, entry)
         return entry
 
@@ -163,6 +175,7 @@ class IndexService:
             log.error("indexing %s failed: %s", entry.root, exc)
         finally:
             entry.runs += 1
+            entry.finished_at = time.time()
             entry.running = False
             entry.done.set()
         if not entry.watching and entry.error is None:
@@ -188,9 +201,38 @@ class IndexService:
             if path.is_relative_to(root) and self._tg is not None:
                 self._tg.start_soon(self._reindex, entry, path)
 
-    async def _reindex(self, entry: RootIndex, path: Path) -> None:
+    def on_changed(self, uri: str, text: TextSource) -> None:
+        """A client edited a document: index the daemon's text of it (maybe unsaved) soon."""
+        path = uri_to_path(uri)
+        if path is not None and any(path.is_relative_to(root) for root in self.roots):
+            self._edits[path] = text
+            self._edited.set()
+
+    async def _edits_task(self) -> None:
+        """Index edited documents in bursts: after a pause in the edits, or EDIT_MAX_DELAY_S at most."""
+        while True:
+            await self._edited.wait()
+            deadline = anyio.current_time() + EDIT_MAX_DELAY_S
+            while True:
+                self._edited = anyio.Event()
+                with anyio.move_on_after(min(EDIT_QUIET_S, deadline - anyio.current_time())) as quiet:
+                    await self._edited.wait()
+                if quiet.cancelled_caught or anyio.current_time() >= deadline:
+                    break
+            edits, self._edits = self._edits, {}
+            for path, text in sorted(edits.items()):
+                current = text()
+                for root, entry in list(self.roots.items()):
+                    if path.is_relative_to(root):
+                        await self._reindex(entry, path, current)
+
+    async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None) -> None:
+        """Re-index one file from the disk, or from an editor's text of it when given."""
         try:
-            await entry.indexer.reindex_file(path)
+            if text is None:
+                await entry.indexer.reindex_file(path)
+            else:
+                await entry.indexer.reindex_text(path, text)
         except (IndexStoreError, OSError) as exc:
             log.warning("re-indexing %s failed: %s", path, exc)
 
@@ -200,7 +242,7 @@ class IndexService:
         status["runs"] = entry.runs
         status["running"] = entry.running
         status["error"] = entry.error
-        status["elapsed_s"] = round(time.time() - entry.started_at, 2) if entry.started_at else None
+        status["elapsed_s"] = _elapsed(entry)
         return status
 
     def status(self) -> dict[str, Any]:
@@ -218,3 +260,19 @@ class IndexService:
                     await entry.indexer.aclose()
                 except (IndexStoreError, OSError) as exc:
                     log.error("closing the index of %s: %s", entry.root, exc)
+
+
+def _elapsed(entry: RootIndex) -> float | None:
+    """Seconds the current run has taken so far, or the last run took once it ended."""
+    if not entry.started_at:
+        return None
+    end = entry.finished_at if entry.finished_at is not None else time.time()
+    return round(end - entry.started_at, 2)
+
+
+def _model_id(embedder: Any) -> str:
+    """The model and how it was built: vectors of another build are not comparable, so they start over."""
+    info = embedder.info()
+    if info.manifest is None:
+        return str(info.name)
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version}"

@@ -8,7 +8,8 @@ Entry points (import them from their modules; this package imports nothing heavy
 - ``spec.ModelSpec`` and the error tree rooted at ``spec.EmbeddingError``.
 
 Modules: ``weights`` finds and reads the packaged safetensors, ``onnx_builder`` turns them
-into a float32 graph, ``quantize`` makes and checks the int8 version, ``cache`` owns the
+into a float32 or int8 graph (``int8_ops``: per-channel weights, per-token activations),
+``quantize`` builds and checks the int8 version, ``cache`` owns the
 on-disk entries, ``store`` sequences build / verify / rebuild, ``tokenizer`` wraps
 ``tokenizers``, ``runtime`` is the onnxruntime boundary.
 """

@@ -2,9 +2,12 @@
 
 Texts are tokenised once, ordered longest first and cut into batches whose padded size
 stays within a token budget, so short texts are never padded to a long neighbour;
-results go back in the caller's order. One onnxruntime session serves every caller:
-``InferenceSession.run`` is thread-safe and nothing else here is mutated after
-construction, so ``embed`` may run in several ``anyio.to_thread`` workers at once.
+results go back in the caller's order. A text's padded width depends on its own length
+only (rounded up to ``PAD_MULTIPLE``) and a batch holds texts of one width: onnxruntime's
+kernels sum a row in a different order when its padding differs, and the index needs
+the same text to give bit-identical vectors whatever else is embedded with it.
+One onnxruntime session serves every caller: ``InferenceSession.run`` is thread-safe and
+nothing else here is mutated after construction, so ``embed`` may run in several ``anyio.to_thread`` workers at once.
 """
 
 from __future__ import annotations
@@ -43,6 +46,8 @@ log = logging.getLogger(__name__)
 DEFAULT_TOKEN_BUDGET = 2048
 # Caps the batch for very short texts too, bounding one run's latency and memory.
 MAX_BATCH = 256
+# Padded widths are multiples of this (or the window): at most this many wasted tokens a text.
+PAD_MULTIPLE = 16
 
 Vectors = npt.NDArray[np.float32]
 
@@ -65,15 +70,25 @@ class EmbedderInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def plan_batches(lengths: Sequence[int], token_budget: int, max_batch: int = MAX_BATCH) -> list[range]:
-    """Cut positions of a longest-first length list into batches whose padded size fits."""
+    """Cut positions of a longest-first width list into batches of one width whose padded size fits."""
     batches: list[range] = []
     start = 0
     while start < len(lengths):
         longest = max(int(lengths[start]), 1)
         size = max(1, min(max_batch, token_budget // longest))
-        batches.append(range(start, min(len(lengths), start + size)))
-        start = batches[-1].stop
+        stop = start + 1
+        while stop < min(len(lengths), start + size) and lengths[stop] == lengths[start]:
+            stop += 1
+        batches.append(range(start, stop))
+        start = stop
     return batches
+
+
+def padded_widths(lengths: npt.NDArray[np.int64], window: int) -> npt.NDArray[np.int64]:
+    """Each text's padded width: its length rounded up to PAD_MULTIPLE, at most the window."""
+    rounded = -(-lengths // PAD_MULTIPLE) * PAD_MULTIPLE
+    widths: npt.NDArray[np.int64] = np.maximum(np.minimum(rounded, max(window, 1)), lengths)
+    return widths
 
 
 @dataclass(frozen=True)
@@ -241,11 +256,12 @@ class Embedder:
         loaded = self._loaded
         ids = loaded.tokenizer.encode(texts)
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
-        order = np.argsort(-lengths, kind="stable")
+        widths = padded_widths(lengths, self._spec.max_tokens)
+        order = np.argsort(-widths, kind="stable")
         parts: list[tuple[npt.NDArray[np.intp], Vectors]] = []
-        for positions in plan_batches(lengths[order].tolist(), self._token_budget):
+        for positions in plan_batches(widths[order].tolist(), self._token_budget):
             rows = order[positions.start : positions.stop]
-            batch = loaded.tokenizer.pad([ids[r] for r in rows])
+            batch = loaded.tokenizer.pad([ids[r] for r in rows], int(widths[rows[0]]))
             output = run_session(loaded.session, loaded.io, batch)
             vectors = pool(output, batch.attention_mask, self._spec.pooling)
             parts.append((rows, l2_normalise(vectors) if self._spec.normalize else vectors))

@@ -6,7 +6,11 @@ The graph is the whole sentence-transformers pipeline, so a caller only tokenise
       -> BERT encoder -> mean pooling over attention_mask -> L2 normalisation
       -> sentence_embedding [batch, hidden] float32
 
-Both axes are dynamic. Every token has token type 0 (lensmux embeds single texts,
+Both axes are dynamic. With ``int8=True`` the weight GEMMs and the word-embedding table
+are int8 (``int8_ops``). Nothing in the graph mixes rows of a batch, so a text's vector
+does not depend on its batch: pooling is a batched MatMul with the mask, because
+ReduceSum over the sequence axis sums in another order when the batch has one row.
+Every token has token type 0 (lensmux embeds single texts,
 never sentence pairs), so the type-0 embedding row is folded into the position
 embedding table and the graph has no token_type_ids input.
 """
@@ -22,11 +26,12 @@ import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from lensmux.graph.embedding import int8_ops
 from lensmux.graph.embedding.spec import ModelBuildFailed
 from lensmux.graph.embedding.weights import BertWeights
 
 # Bump whenever the graph changes, so caches built by older code are rebuilt.
-BUILDER_VERSION = "1"
+BUILDER_VERSION = "2"
 OPSET = 17  # first opset with LayerNormalization
 IR_VERSION = 8  # the IR that goes with opset 17; older onnxruntimes refuse newer IRs
 INPUT_IDS = "input_ids"
@@ -78,10 +83,11 @@ def build_encoder(
     *,
     metadata: dict[str, str] | None = None,
     progress: Callable[[float], None] | None = None,
+    int8: bool = False,
 ) -> onnx.ModelProto:
-    """Return the checked float32 sentence-embedding model for ``weights``."""
+    """Return the checked sentence-embedding model for ``weights`` (float32, or int8 GEMMs)."""
     try:
-        model = _EncoderBuilder(weights).build(metadata or {}, progress or (lambda _f: None))
+        model = _EncoderBuilder(weights, int8).build(metadata or {}, progress or (lambda _f: None))
         onnx.checker.check_model(model)
     except (ValueError, KeyError, onnx.checker.ValidationError) as exc:
         raise ModelBuildFailed(f"cannot build the encoder graph: {exc}") from exc
@@ -91,8 +97,9 @@ def build_encoder(
 class _EncoderBuilder:
     """Emits the encoder's nodes in order; one instance builds one model."""
 
-    def __init__(self, weights: BertWeights) -> None:
+    def __init__(self, weights: BertWeights, int8: bool) -> None:
         self.w = weights
+        self.int8 = int8
         self.g = _Graph()
         self.eps = float(weights.config.layer_norm_eps)
 
@@ -108,12 +115,13 @@ class _EncoderBuilder:
         g.const("const/score_scale", _f32(1.0 / math.sqrt(head_size)))
         g.const("const/axes_1", _i64([1]))
         g.const("const/axes_1_2", _i64([1, 2]))
-        g.const("const/axes_2", _i64([2]))
         g.const("const/heads_shape", _i64([0, 0, heads, head_size]))
         g.const("const/hidden_shape", _i64([0, 0, hidden]))
         g.const("const/qkv_split", _i64([hidden, hidden, hidden]))
         g.const("const/pool_eps", _f32(_POOL_EPS))
         g.const("const/norm_eps", _f32(_NORM_EPS))
+        if self.int8:
+            int8_ops.add_constants(g)
 
         x = self.embeddings()
         bias = self.attention_bias()
@@ -152,21 +160,25 @@ class _EncoderBuilder:
 
     def linear(self, x: str, weight: npt.NDArray[np.float32], bias: npt.NDArray[np.float32], prefix: str) -> str:
         """x @ weight.T + bias for a Hugging Face [out, in] Linear weight."""
-        # A constant [in, out] B operand is what dynamic quantisation turns into
-        # MatMulInteger, so the transpose is done here once, not in the graph.
+        # A constant [in, out] B operand: the transpose is done here once, not in the graph.
+        if self.int8:
+            return int8_ops.quantized_linear(self.g, x, np.ascontiguousarray(weight.T), bias, prefix)
         w = self.g.const(f"{prefix}/weight", np.ascontiguousarray(weight.T))
         b = self.g.const(f"{prefix}/bias", bias)
         return self.g.op("Add", [self.g.op("MatMul", [x, w], prefix), b], prefix)
 
     def embeddings(self) -> str:
         g, p = self.g, "embeddings"
-        word_table = g.const(f"{p}/word", self.w["embeddings.word_embeddings.weight"])
         # Token type is always 0, so its row rides along with every position row.
         positions_plus_type = (
             self.w["embeddings.position_embeddings.weight"] + self.w["embeddings.token_type_embeddings.weight"][0]
         )
         pos_table = g.const(f"{p}/position_plus_type0", positions_plus_type)
-        words = g.op("Gather", [word_table, INPUT_IDS], p, axis=0)
+        word_table = self.w["embeddings.word_embeddings.weight"]
+        if self.int8:
+            words = int8_ops.quantized_gather(g, word_table, INPUT_IDS, f"{p}/word")
+        else:
+            words = g.op("Gather", [g.const(f"{p}/word", word_table), INPUT_IDS], p, axis=0)
         # Slicing the first seq rows (rather than Gather over a Range) keeps clear of an
         # onnxruntime fusion that rewrites Gather(Range) into a malformed Slice.
         seq_len = g.op("Shape", [INPUT_IDS], p, start=1, end=2)
@@ -231,9 +243,10 @@ class _EncoderBuilder:
     def mean_pool(self, x: str) -> str:
         g, p = self.g, "pooling"
         mask = g.op("Cast", [ATTENTION_MASK], p, to=TensorProto.FLOAT)
-        mask3 = g.op("Unsqueeze", [mask, "const/axes_2"], p)
-        summed = g.op("ReduceSum", [g.op("Mul", [x, mask3], p), "const/axes_1"], p, keepdims=0)
-        counts = g.op("ReduceSum", [mask3, "const/axes_1"], p, keepdims=0)
+        # [batch, 1, seq] @ [batch, seq, hidden]: each row's sum in the same order at any batch size.
+        summed = g.op("MatMul", [g.op("Unsqueeze", [mask, "const/axes_1"], p), x], p)
+        summed = g.op("Squeeze", [summed, "const/axes_1"], p)
+        counts = g.op("ReduceSum", [mask, "const/axes_1"], p, keepdims=1)
         return g.op("Div", [summed, g.op("Max", [counts, "const/pool_eps"], p)], p)
 
     def l2_normalise(self, x: str) -> None:

@@ -1,44 +1,40 @@
-"""Dynamic int8 quantisation of the float32 encoder, gated on agreement with it.
+"""The int8 model: built straight from the weights, then gated on agreement with float32.
 
-Weights are int8 per output channel: per-tensor scales cost far more accuracy here
-(mean cosine to fp32 ~0.96 instead of ~0.99 on code and prose). Activations are
-quantised per batch at run time (uint8, onnxruntime's only dynamic choice); with
-MatMulConstBOnly only the weight GEMMs become MatMulInteger while the attention
-products stay float. The word-embedding Gather is quantised too: it shrinks the file
-from ~58 MB to ~23 MB at no measurable cost. onnxruntime's CPU provider runs the
-per-channel MatMulInteger as is (fused to DynamicQuantizeMatMul); no extra options needed.
+The graph is the float32 encoder with int8 weight GEMMs and per-token int8 activations
+(``int8_ops`` says why per token); the self-test compares it with the float32 model on
+probe texts and refuses a build that strays.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
+import onnx
 
+from lensmux.graph.embedding.onnx_builder import build_encoder
 from lensmux.graph.embedding.runtime import (
-    ORT_ERRORS,
     SessionIO,
     available_cores,
     open_session,
     run_session,
 )
-from lensmux.graph.embedding.spec import EmbeddingError, ModelBuildFailed
+from lensmux.graph.embedding.spec import CacheUnavailable, EmbeddingError, ModelBuildFailed
 from lensmux.graph.embedding.tokenizer import TextTokenizer
+from lensmux.graph.embedding.weights import BertWeights
 
 log = logging.getLogger(__name__)
 
 QUANTIZATION = {
-    "method": "onnxruntime.quantization.quantize_dynamic",
+    "method": "lensmux.graph.embedding.int8_ops",
     "weight_type": "QInt8",
     "per_channel": "true",
-    "reduce_range": "false",
-    "activations": "dynamic QUInt8",
+    "activations": "per-token symmetric int8 (uint8, zero point 128)",
+    "word_embeddings": "int8 per row",
 }
-# Below this the int8 model is refused: a correct build measures ~0.99.
+# Below this the int8 model is refused: a correct build measures ~0.998.
 MIN_MEAN_COSINE = 0.98
 
 # Short and long, code and prose: quantisation error shows differently on each.
@@ -55,51 +51,14 @@ PROBE_TEXTS = (
     'if err != nil { return fmt.Errorf("open %s: %w", path, err) }',
 )
 
-# The quantiser signals unsupported graphs with asserts and KeyErrors as well.
-_QUANTIZE_ERRORS: tuple[type[BaseException], ...] = (*ORT_ERRORS, OSError, KeyError, AssertionError)
-_PREPROCESS_HINT = "Please consider to run pre-processing before quantization"
 
-
-class _QuietQuantizer(logging.Filter):
-    """Keeps the quantiser's per-tensor chatter out of the daemon log.
-
-    The quantiser logs straight on the root logger: a filter there sees only such direct
-    root records (lensmux logs through named loggers), so warnings still pass, minus the
-    generic pre-processing advice that does not apply to this graph.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return False
-        return not str(record.msg).startswith(_PREPROCESS_HINT)
-
-
-@contextmanager
-def _quiet_quantizer() -> Iterator[None]:
-    root = logging.getLogger()
-    quiet = _QuietQuantizer()
-    root.addFilter(quiet)
+def quantize_int8(weights: BertWeights, int8_path: Path, metadata: dict[str, str] | None = None) -> None:
+    """Write the int8 encoder for ``weights`` to ``int8_path``."""
+    model = build_encoder(weights, metadata=metadata, int8=True)
     try:
-        yield
-    finally:
-        root.removeFilter(quiet)
-
-
-def quantize_int8(fp32_path: Path, int8_path: Path) -> None:
-    """Write the per-channel dynamic int8 version of ``fp32_path`` to ``int8_path``."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    try:
-        with _quiet_quantizer():
-            quantize_dynamic(
-                fp32_path,
-                int8_path,
-                per_channel=True,
-                reduce_range=False,
-                weight_type=QuantType.QInt8,
-            )
-    except _QUANTIZE_ERRORS as exc:
-        raise ModelBuildFailed(f"int8 quantisation of {fp32_path.name} failed: {exc}") from exc
+        onnx.save_model(model, int8_path)
+    except (OSError, ValueError) as exc:
+        raise CacheUnavailable(f"cannot write {int8_path}: {exc}") from exc
 
 
 def probe(model: bytes, tokenizer: TextTokenizer, label: str) -> npt.NDArray[np.float32]:

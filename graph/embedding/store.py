@@ -196,14 +196,11 @@ def _build_into(staged: Path, source: _Source, precision: Precision, report: Pro
     except (OSError, UnicodeDecodeError) as exc:
         raise ModelBuildFailed(f"cannot read {tokenizer_path}: {exc}") from exc
     tokenizer = TextTokenizer(tokenizer_text, max_tokens=DEFAULT_MAX_TOKENS)
-    model = build_encoder(
-        weights,
-        metadata={
-            "lensmux.builder_version": BUILDER_VERSION,
-            **{f"lensmux.source_sha256.{role}": digest for role, digest in source.sha256.items()},
-        },
-        progress=lambda f: report("build-graph", 0.05 + 0.2 * f),
-    )
+    metadata = {
+        "lensmux.builder_version": BUILDER_VERSION,
+        **{f"lensmux.source_sha256.{role}": digest for role, digest in source.sha256.items()},
+    }
+    model = build_encoder(weights, metadata=metadata, progress=lambda f: report("build-graph", 0.05 + 0.2 * f))
     fp32_path = staged / "encoder-fp32.onnx"
     try:
         onnx.save_model(model, fp32_path)
@@ -215,8 +212,8 @@ def _build_into(staged: Path, source: _Source, precision: Precision, report: Pro
     cosine: float | None = None
     if precision == "int8":
         report("quantize", 0.3)
-        quantize_int8(fp32_path, staged / MODEL_FILE)
         fp32_path.unlink()
+        quantize_int8(weights, staged / MODEL_FILE, metadata)
         report("self-test", 0.8)
         cosine = mean_cosine(fp32_vectors, probe((staged / MODEL_FILE).read_bytes(), tokenizer, label))
         check_agreement(cosine)

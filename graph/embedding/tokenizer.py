@@ -87,9 +87,13 @@ class TextTokenizer:
         encodings = _encode_batch(self._window, texts, add_special_tokens=True)
         return [np.asarray(e.ids, dtype=np.int64) for e in encodings]
 
-    def pad(self, ids: Sequence[IdArray]) -> TokenBatch:
-        """Right-pad ``ids`` to the longest of them."""
+    def pad(self, ids: Sequence[IdArray], width: int | None = None) -> TokenBatch:
+        """Right-pad ``ids`` to ``width`` (default: the longest of them)."""
         longest = max((len(row) for row in ids), default=0)
+        if width is not None:
+            if width < longest:
+                raise ValueError(f"cannot pad {longest} tokens to a width of {width}")
+            longest = width
         input_ids = np.full((len(ids), longest), self.pad_id, dtype=np.int64)
         attention_mask = np.zeros((len(ids), longest), dtype=np.int64)
         for r, row in enumerate(ids):

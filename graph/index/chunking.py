@@ -5,13 +5,16 @@ fields, docstring, member signatures, capped) while its methods get their own; c
 outside any of those (imports, globals, macros) becomes a `module` outline chunk.
 Anything longer than a window is split into overlapping line windows, and files no
 server covers become plain line windows, so every line of a file is in some chunk.
+A window over `max_chunk_tokens` is halved until it fits (a single line is cut), very
+long lines are cut in the chunk text, and a file gives at most `max_file_chunks` chunks:
+the model reads only its window anyway, and one generated file must not fill the index.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -75,11 +78,19 @@ class ChunkDraft:
 
 @dataclass(frozen=True, slots=True)
 class ChunkConfig:
-    """Window sizes in lines."""
+    """Window sizes in lines, and the caps on a chunk's and a file's size."""
 
     window_lines: int = 60
     window_overlap: int = 10
     class_max_lines: int = 60
+    # About twice the embedding window (256 tokens): later tokens are not embedded,
+    # only keyword-indexed, so a bigger chunk buys nothing but noise.
+    max_chunk_tokens: int = 512
+    max_line_chars: int = 1000
+    max_file_chunks: int = 400
+
+
+Measure = Callable[[str], int]
 
 
 def split_lines(text: str) -> list[str]:
@@ -232,14 +243,36 @@ def chunk_file(
     text: str,
     symbols: Sequence[ParsedSymbol] | None,
     config: ChunkConfig = ChunkConfig(),
+    *,
+    measure: Measure | None = None,
 ) -> list[ChunkDraft]:
-    """The chunks of one file; symbols None means no server covers it (plain windows)."""
-    lines = split_lines(text)
+    """The chunks of one file; symbols None means no server covers it (plain windows).
+
+    measure counts a text's tokens; without it chunks are capped by lines and characters only.
+    """
+    chunks = _chunk_file(rel_path, language, text, symbols, _Sizer(config, measure))
+    if len(chunks) > config.max_file_chunks:
+        log.info("%s: keeping the first %d of its %d chunks", rel_path, config.max_file_chunks, len(chunks))
+        del chunks[config.max_file_chunks :]
+    return chunks
+
+
+@dataclass(frozen=True, slots=True)
+class _Sizer:
+    config: ChunkConfig
+    measure: Measure | None
+
+
+def _chunk_file(
+    rel_path: str, language: str, text: str, symbols: Sequence[ParsedSymbol] | None, sizer: _Sizer
+) -> list[ChunkDraft]:
+    config = sizer.config
+    lines = [line[: config.max_line_chars] for line in split_lines(text)]
     last = len(lines) - 1
     header = f"# {language} {rel_path}"
     if symbols is None:
         entries = list(enumerate(lines))
-        return _window_chunks(header, entries, config, kind="file", name=rel_path)
+        return _window_chunks(header, entries, sizer, kind="file", name=rel_path)
     # Functions and classes nested in a function are part of that function's chunk.
     chunked = [i for i, s in enumerate(symbols) if s.kind in CHUNKED_KINDS and not _inside_callable(symbols, s.parent)]
     owner = {i: _chunked_ancestor(symbols, i) for i in chunked}
@@ -254,7 +287,7 @@ def chunk_file(
             entries, _ = _outline(lines, first, final, members)
             entries = entries[: config.class_max_lines]
             outlined.update(ln for ln, _ in entries)
-            chunks.extend(_window_chunks(header, entries, config, kind=sym.kind, name=sym.qualified_name, symbol=i))
+            chunks.extend(_window_chunks(header, entries, sizer, kind=sym.kind, name=sym.qualified_name, symbol=i))
         elif first == final and first in outlined:
             # A one-line member (C++ declaration, inline constructor) is all in its class
             # chunk already; a chunk of its own would only add a near-duplicate.
@@ -264,13 +297,13 @@ def chunk_file(
             signature = lines[min(sym.selection_range.start_line, last)]
             chunks.extend(
                 _window_chunks(
-                    header, entries, config, kind=sym.kind, name=sym.qualified_name, symbol=i, signature=signature
+                    header, entries, sizer, kind=sym.kind, name=sym.qualified_name, symbol=i, signature=signature
                 )
             )
     top = [symbols[j] for j in chunked if owner[j] is None]
     entries, signature_lines = _outline(lines, 0, last, top)
     if any(line.strip() for ln, line in entries if ln not in signature_lines):
-        chunks.extend(_window_chunks(header, entries, config, kind="module", name=rel_path))
+        chunks.extend(_window_chunks(header, entries, sizer, kind="module", name=rel_path))
     return chunks
 
 
@@ -299,35 +332,59 @@ def _outline(
 def _window_chunks(
     header: str,
     entries: Sequence[tuple[int, str]],
-    config: ChunkConfig,
+    sizer: _Sizer,
     *,
     kind: str,
     name: str,
     symbol: int | None = None,
     signature: str | None = None,
 ) -> list[ChunkDraft]:
+    config = sizer.config
     size = max(1, config.window_lines)
     step = max(1, size - max(0, config.window_overlap))
+    head = f"{header} {kind} {name}"
     windows: list[Sequence[tuple[int, str]]] = []
     for start in range(0, max(len(entries), 1), step):
-        windows.append(entries[start : start + size])
+        window = _trim_blank(entries[start : start + size])
+        if window:
+            windows.extend(_fit(head, window, sizer, signature))
         if start + size >= len(entries):
             break
     chunks: list[ChunkDraft] = []
-    for number, full in enumerate(windows, 1):
-        window = _trim_blank(full)
-        if not window:
-            continue
-        head = f"{header} {kind} {name}"
+    for number, window in enumerate(windows, 1):
+        part = head
         body = [line for _, line in window]
         if len(windows) > 1:
-            head += f" (part {number}/{len(windows)})"
+            part += f" (part {number}/{len(windows)})"
             # Later parts repeat the signature so every window carries the symbol's name.
             if number > 1 and signature is not None:
                 body.insert(0, signature)
-        text = head + "\n" + "\n".join(body)
+        text = part + "\n" + "\n".join(body)
         chunks.append(ChunkDraft(kind, name, symbol, window[0][0], window[-1][0], text))
     return chunks
+
+
+def _fit(
+    head: str, window: Sequence[tuple[int, str]], sizer: _Sizer, signature: str | None
+) -> list[Sequence[tuple[int, str]]]:
+    """The window, halved by lines until each piece is within max_chunk_tokens."""
+    measure, limit = sizer.measure, sizer.config.max_chunk_tokens
+    if measure is None:
+        return [window]
+    lead = [head] if signature is None else [head, signature]
+    tokens = measure("\n".join([*lead, *(line for _, line in window)]))
+    if tokens <= limit:
+        return [window]
+    if len(window) == 1:
+        ((number, line),) = window
+        # One line alone is too long: keep the share of it that fits.
+        keep = max(1, len(line) * limit // (tokens + 1))
+        while keep > 1 and measure("\n".join([*lead, line[:keep]])) > limit:
+            keep //= 2
+        return [[(number, line[:keep])]]
+    middle = len(window) // 2
+    halves = (_trim_blank(window[:middle]), _trim_blank(window[middle:]))
+    return [piece for half in halves if half for piece in _fit(head, half, sizer, signature)]
 
 
 def _trim_blank(window: Sequence[tuple[int, str]]) -> Sequence[tuple[int, str]]:

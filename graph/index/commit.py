@@ -45,9 +45,7 @@ class BatchWriter:
         reuse = await anyio.to_thread.run_sync(files.store.chunk_ids_by_text, [p.walked.rel for p in prepared])
         embedded = await self.embed_map([t for t in texts if reuse.get(t) not in files.vectors])
         async with self.write_lock:
-            ok = await anyio.to_thread.run_sync(
-                lambda: [isinstance(o, Unreadable) or still_current(self.root, o.walked) for o in batch]
-            )
+            ok = await anyio.to_thread.run_sync(lambda: [_fresh(self.root, o) for o in batch])
             current = [o for o, fresh in zip(batch, ok, strict=True) if fresh]
             writes = [o.write for o in current if isinstance(o, Prepared)]
             # Read reused vectors now, under the lock: the write below drops their labels.
@@ -111,3 +109,10 @@ class BatchWriter:
                 raise EmbeddingFailed(f"embedder returned shape {arr.shape}, expected {(len(part), dim)}")
             parts.append(arr)
         return numpy.concatenate(parts) if parts else numpy.zeros((0, dim), dtype=numpy.float32)
+
+
+def _fresh(root: Path, outcome: Outcome) -> bool:
+    """Whether an outcome still describes the file: disk stats unchanged, or not from the disk at all."""
+    if isinstance(outcome, Unreadable) or (isinstance(outcome, Prepared) and outcome.from_buffer):
+        return True
+    return still_current(root, outcome.walked)

@@ -10,6 +10,8 @@ IndexStoreError
 
 from __future__ import annotations
 
+import anyio
+
 
 class IndexStoreError(Exception):
     """Base of every error the index raises."""
@@ -33,3 +35,19 @@ class IndexLocked(IndexStoreError):
 
 class EmbeddingFailed(IndexStoreError):
     """The embedder failed; the batch was not committed."""
+
+
+def main_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    """The exception that ended a full run, out of anyio's group (index errors first)."""
+    leaves: list[BaseException] = []
+    pending: list[BaseException] = [group]
+    while pending:
+        exc = pending.pop()
+        if isinstance(exc, BaseExceptionGroup):
+            pending.extend(exc.exceptions)
+        elif not isinstance(exc, anyio.BrokenResourceError):
+            leaves.append(exc)
+    for exc in leaves:
+        if isinstance(exc, IndexStoreError):
+            return exc
+    return leaves[0] if leaves else group

@@ -25,14 +25,17 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from lensmux.graph.index.commit import BatchWriter
 from lensmux.graph.index.config import IndexConfig
-from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed
+from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
 from lensmux.graph.index.languages import language_for
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.persistence import IndexFiles
 from lensmux.graph.index.prepare import (
+    BUFFER_MTIME_NS,
     Outcome,
     Prepared,
+    Unchanged,
     prepare_file,
+    prepare_text,
     stat_walked,
 )
 from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
@@ -206,7 +209,7 @@ class Indexer:
                     tg.cancel_scope.cancel()
                     raise
         except BaseExceptionGroup as group:
-            raise _main_error(group) from None
+            raise main_error(group) from None
         finally:
             receive.close()
         for w in retry:  # changed while being indexed: once more with the new content
@@ -232,7 +235,13 @@ class Indexer:
 
     async def _prepare(self, walked: WalkedFile, known: FileStamp | None) -> Outcome:
         return await prepare_file(
-            self.root, walked, known, symbols=self.symbols, embedder=self.embedder, config=self.config
+            self.root,
+            walked,
+            known,
+            symbols=self.symbols,
+            embedder=self.embedder,
+            config=self.config,
+            keep_generated=self.rules.reincluded(walked.rel),
         )
 
     async def _commit_all(
@@ -283,14 +292,41 @@ class Indexer:
             if walked is None or walked.size > self.config.max_file_bytes:
                 await self.remove_file(rel)
                 return False
-            record = await anyio.to_thread.run_sync(self.store.file, rel)
-            known = FileStamp(record.sha256, record.mtime_ns, record.size, record.structure) if record else None
-            outcome = await self._prepare(walked, known)
+            outcome = await self._prepare(walked, await self._known(rel))
             if not await self._batch_writer.commit([outcome]):
                 self._changed.set()
                 return isinstance(outcome, Prepared)
         log.info("%s keeps changing; leaving it to the next event", rel)
         return False
+
+    async def reindex_text(self, path: str | Path, text: str) -> bool:
+        """Index an editor's (maybe unsaved) text of a file in place of the disk's; True when it changed."""
+        await self.open()
+        rel = self.store.relative(path)
+        language = language_for(rel) if rel is not None else None
+        data_size = len(text.encode("utf-8", "replace"))
+        if rel is None or language is None or self.rules.is_ignored(rel) or data_size > self.config.max_file_bytes:
+            return False
+        walked = WalkedFile(rel, language, data_size, BUFFER_MTIME_NS)
+        outcome = await prepare_text(
+            self.root,
+            walked,
+            text,
+            await self._known(rel),
+            symbols=self.symbols,
+            embedder=self.embedder,
+            config=self.config,
+            keep_generated=self.rules.reincluded(rel),
+        )
+        if isinstance(outcome, Unchanged):
+            return False
+        await self._batch_writer.commit([outcome])
+        self._changed.set()
+        return isinstance(outcome, Prepared)
+
+    async def _known(self, rel: str) -> FileStamp | None:
+        record = await anyio.to_thread.run_sync(self.store.file, rel)
+        return FileStamp(record.sha256, record.mtime_ns, record.size, record.structure) if record else None
 
     async def remove_file(self, path: str | Path) -> int:
         """Drop a file, or every file under a directory, from the index; returns chunks removed."""
@@ -351,19 +387,3 @@ def _needs_work(walked: WalkedFile, known: FileStamp | None) -> bool:
     if known is None or known.structure == "failed":
         return True
     return (known.mtime_ns, known.size) != (walked.mtime_ns, walked.size)
-
-
-def _main_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
-    """The exception that ended a full run, out of anyio's group (index errors first)."""
-    leaves: list[BaseException] = []
-    pending: list[BaseException] = [group]
-    while pending:
-        exc = pending.pop()
-        if isinstance(exc, BaseExceptionGroup):
-            pending.extend(exc.exceptions)
-        elif not isinstance(exc, anyio.BrokenResourceError):
-            leaves.append(exc)
-    for exc in leaves:
-        if isinstance(exc, IndexStoreError):
-            return exc
-    return leaves[0] if leaves else group

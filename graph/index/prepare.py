@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass
@@ -13,11 +14,17 @@ import anyio.to_thread
 
 from lensmux.graph.index.chunking import ChunkDraft, chunk_file, parse_document_symbols
 from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.junk import junk_reason
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp, FileWrite
-from lensmux.graph.index.walk import WalkedFile, read_source
+from lensmux.graph.index.walk import SourceText, WalkedFile, read_source
 
 log = logging.getLogger(__name__)
+
+
+# The mtime stored for text that came from an editor's buffer rather than the disk: it
+# matches no file, so the next full run compares the disk's content with it again.
+BUFFER_MTIME_NS = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +33,11 @@ class Prepared:
 
     walked: WalkedFile
     write: FileWrite
+
+    @property
+    def from_buffer(self) -> bool:
+        """Whether the text came from an editor's buffer, not the disk (so disk stats say nothing)."""
+        return self.walked.mtime_ns == BUFFER_MTIME_NS
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +49,7 @@ class Unchanged:
 
 @dataclass(frozen=True, slots=True)
 class Unreadable:
-    """Gone, too big, binary or not UTF-8: removed from the index if it was there."""
+    """Gone, too big, binary, not UTF-8, minified or generated: removed from the index if it was there."""
 
     walked: WalkedFile
 
@@ -89,11 +101,51 @@ async def prepare_file(
     symbols: SymbolSource,
     embedder: Embedder,
     config: IndexConfig,
+    keep_generated: bool = False,
 ) -> Outcome:
     """Read, hash and (unless unchanged) get symbols for, chunk and count tokens of one file."""
     path = root / walked.rel
     source = await anyio.to_thread.run_sync(read_source, path, config.max_file_bytes)
     if source is None:
+        return Unreadable(walked)
+    return await _prepare_source(
+        root, walked, source, known, symbols=symbols, embedder=embedder, config=config, keep_generated=keep_generated
+    )
+
+
+async def prepare_text(
+    root: Path,
+    walked: WalkedFile,
+    text: str,
+    known: FileStamp | None,
+    *,
+    symbols: SymbolSource,
+    embedder: Embedder,
+    config: IndexConfig,
+    keep_generated: bool = False,
+) -> Outcome:
+    """prepare_file for an editor's text of the file (walked.mtime_ns is BUFFER_MTIME_NS)."""
+    source = SourceText(text, hashlib.sha256(text.encode("utf-8", "replace")).hexdigest())
+    return await _prepare_source(
+        root, walked, source, known, symbols=symbols, embedder=embedder, config=config, keep_generated=keep_generated
+    )
+
+
+async def _prepare_source(
+    root: Path,
+    walked: WalkedFile,
+    source: SourceText,
+    known: FileStamp | None,
+    *,
+    symbols: SymbolSource,
+    embedder: Embedder,
+    config: IndexConfig,
+    keep_generated: bool,
+) -> Outcome:
+    path = root / walked.rel
+    junk = None if keep_generated else junk_reason(walked.rel, source.text)
+    if junk is not None:
+        log.info("not indexing %s: %s", walked.rel, junk)
         return Unreadable(walked)
     if known is not None and known.sha256 == source.sha256 and known.structure != "failed":
         return Unchanged(walked)
@@ -107,6 +159,7 @@ async def prepare_file(
             source.text,
             parsed if raw is not None else None,
             config.chunks,
+            measure=embedder.count_tokens,
         )
         return FileWrite(
             path=walked.rel,

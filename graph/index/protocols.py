@@ -13,7 +13,10 @@ import numpy.typing as npt
 class Embedder(Protocol):
     """Turns chunk texts into L2-normalised float32 vectors; CPU heavy, called off the loop."""
 
-    dim: int
+    @property
+    def dim(self) -> int:
+        """Width of every vector."""
+        ...
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
         """Return an array of shape [len(texts), dim]."""

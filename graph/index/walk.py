@@ -1,28 +1,44 @@
-"""Finding the files to index: .gitignore rules, junk directories, size cap, binaries."""
+"""Finding the files to index: .gitignore and .lensmuxignore rules, junk directories, size cap, binaries.
+
+Rules come from every `.gitignore` and `.lensmuxignore` (same syntax, read after the
+`.gitignore` of its directory, so it can override it) in the root and below, from the
+ones of its ancestors up to the enclosing git work tree, and from `.git/info/exclude`.
+Directories of vendored code, environments and built documentation are skipped unless
+a rule re-includes them with `!`.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from lensmux.graph.index.junk import junk_name
 from lensmux.graph.index.languages import language_for
 
 log = logging.getLogger(__name__)
 
 # Never useful to index and often huge; a gitignore rule can't re-include them.
 ALWAYS_SKIPPED_DIRS = frozenset({".git", ".hg", ".svn", ".jj"})
-# Skipped by default even when not gitignored: environments and tool caches, not the
-# project's own source. Build output dirs (build/, dist/, target/) are left to
-# .gitignore because some projects keep real sources under such names.
+# Skipped by default even when not gitignored: environments, tool caches, vendored code
+# and built documentation, not the project's own source. Build output dirs (build/,
+# dist/, target/) are left to .gitignore because some projects keep real sources under
+# such names. A `!name/` rule in .gitignore or .lensmuxignore re-includes any of these.
 DEFAULT_SKIPPED_DIRS = frozenset(
     {
         "node_modules",
+        "bower_components",
+        "site-packages",
+        "vendor",
+        "third_party",
+        "third-party",
+        "_build",
+        "htmlcov",
         ".venv",
         "venv",
         "__pycache__",
@@ -38,6 +54,9 @@ DEFAULT_SKIPPED_DIRS = frozenset(
         ".eggs",
     }
 )
+# A directory holding one of these is generated documentation (Sphinx, Doxygen, MkDocs).
+BUILT_DOCS_MARKERS = frozenset({".buildinfo", "searchindex.js", "doxygen.css", "mkdocs_search_index.json"})
+IGNORE_FILES = (".gitignore", ".lensmuxignore")
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 _BINARY_SNIFF_BYTES = 8192
 
@@ -61,54 +80,94 @@ class SourceText:
 
 
 class IgnoreRules:
-    """Decides whether a path under root is ignored (nested .gitignore, junk dirs)."""
+    """Decides whether a path under root is ignored (nested ignore files, junk dirs)."""
 
     def __init__(self, root: Path, extra_skipped_dirs: frozenset[str] = frozenset()) -> None:
         self.root = root
         self._skipped = ALWAYS_SKIPPED_DIRS | DEFAULT_SKIPPED_DIRS | extra_skipped_dirs
         self._specs: dict[str, pathspec.GitIgnoreSpec | None] = {}
+        self._outer: list[tuple[pathspec.GitIgnoreSpec, str]] | None = None
 
     def invalidate(self) -> None:
-        """Forget cached .gitignore files (call when one changes)."""
+        """Forget cached ignore files (call when one changes)."""
         self._specs.clear()
+        self._outer = None
 
     def _spec(self, rel_dir: str) -> pathspec.GitIgnoreSpec | None:
         if rel_dir not in self._specs:
-            lines: list[str] = []
-            ignore_file = self.root / rel_dir / ".gitignore"
-            try:
-                lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                log.warning("cannot read %s: %s", ignore_file, exc)
-            if rel_dir == "":
-                try:
-                    exclude = self.root / ".git" / "info" / "exclude"
-                    lines = exclude.read_text(encoding="utf-8", errors="replace").splitlines() + lines
-                except OSError:
-                    pass
+            lines = [line for name in IGNORE_FILES for line in _read_lines(self.root / rel_dir / name)]
+            if rel_dir == "" and (self.root / ".git").exists():
+                lines = _read_lines(self.root / ".git" / "info" / "exclude", quiet=True) + lines
             self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines) if lines else None
         return self._specs[rel_dir]
 
-    def matches(self, rel: str, is_dir: bool) -> bool:
-        """Whether rel is ignored by the .gitignore files of its ancestors (not the ancestors)."""
+    def _outer_specs(self) -> list[tuple[pathspec.GitIgnoreSpec, str]]:
+        """Rules of the ancestors inside the git work tree, each with the root's path below it."""
+        if self._outer is None:
+            self._outer = []
+            top = _git_top(self.root)
+            if top is not None and top != self.root:
+                below = self.root.relative_to(top).parts
+                exclude = _read_lines(top / ".git" / "info" / "exclude", quiet=True)
+                for depth in range(len(below)):
+                    here = top.joinpath(*below[:depth])
+                    lines = [line for name in IGNORE_FILES for line in _read_lines(here / name)]
+                    if depth == 0:
+                        lines = exclude + lines
+                    if lines:
+                        self._outer.append((pathspec.GitIgnoreSpec.from_lines(lines), "/".join(below[depth:])))
+        return self._outer
+
+    def verdict(self, rel: str, is_dir: bool) -> bool | None:
+        """True if rel is ignored, False if a `!` rule re-includes it, None if no rule matches it."""
         parts = PurePosixPath(rel).parts
         verdict: bool | None = None
-        # A deeper .gitignore overrides a shallower one, like git.
+        suffix = "/" if is_dir else ""
+        for outer, prefix in self._outer_specs():
+            include = outer.check_file(f"{prefix}/{rel}{suffix}").include
+            if include is not None:
+                verdict = include
+        # A deeper ignore file overrides a shallower one, like git.
         for depth in range(len(parts)):
             spec = self._spec("/".join(parts[:depth]))
             if spec is None:
                 continue
-            sub = "/".join(parts[depth:]) + ("/" if is_dir else "")
-            include = spec.check_file(sub).include
+            include = spec.check_file("/".join(parts[depth:]) + suffix).include
             if include is not None:
                 verdict = include
-        return bool(verdict)
+        return verdict
+
+    def matches(self, rel: str, is_dir: bool) -> bool:
+        """Whether rel is ignored by the ignore files of its ancestors (not the ancestors)."""
+        return bool(self.verdict(rel, is_dir))
+
+    def reincluded(self, rel: str) -> bool:
+        """Whether a `!` rule names rel itself: it is indexed even if it looks generated."""
+        return self.verdict(rel, False) is False
 
     def skips_dir_name(self, name: str) -> bool:
-        """Whether a directory with this name is never walked."""
+        """Whether a directory with this name is skipped unless a rule re-includes it."""
         return name in self._skipped or name.endswith(".egg-info")
+
+    def dir_rule(self, rel: str) -> bool | None:
+        """True: skip the directory rel; False: a rule re-includes it; None: its contents decide."""
+        name = PurePosixPath(rel).name
+        if name in ALWAYS_SKIPPED_DIRS:
+            return True
+        verdict = self.verdict(rel, True)
+        if verdict is not None:
+            return verdict
+        return True if self.skips_dir_name(name) else None
+
+    def skips_dir(self, rel: str, names: Iterable[str] | None = None) -> bool:
+        """Whether the directory rel (holding names, read from disk if None) is skipped."""
+        rule = self.dir_rule(rel)
+        if rule is not None:
+            return rule
+        if names is None:
+            names = [n for n in ("pyvenv.cfg", *BUILT_DOCS_MARKERS) if (self.root / rel / n).exists()]
+        # A virtualenv under any name, or generated documentation.
+        return any(name == "pyvenv.cfg" or name in BUILT_DOCS_MARKERS for name in names)
 
     def is_ignored(self, rel: str, is_dir: bool = False) -> bool:
         """Whether rel (POSIX, relative to root) or any directory above it is ignored."""
@@ -117,12 +176,31 @@ class IgnoreRules:
             return True
         for depth in range(1, len(parts) + 1):
             here = "/".join(parts[:depth])
-            here_is_dir = depth < len(parts) or is_dir
-            if here_is_dir and (self.skips_dir_name(parts[depth - 1]) or (self.root / here / "pyvenv.cfg").exists()):
-                return True
-            if self.matches(here, here_is_dir):
+            if depth < len(parts) or is_dir:
+                if self.skips_dir(here):
+                    return True
+            elif self.matches(here, False):
                 return True
         return False
+
+
+def _read_lines(path: Path, quiet: bool = False) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        if not quiet:
+            log.warning("cannot read %s: %s", path, exc)
+        return []
+
+
+def _git_top(root: Path) -> Path | None:
+    """The enclosing git work tree of root (root itself included), or None."""
+    for candidate in (root, *root.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
 
 
 def walk_files(rules: IgnoreRules, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES, under: str = "") -> list[WalkedFile]:
@@ -133,6 +211,10 @@ def walk_files(rules: IgnoreRules, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     for rel, st in _walk(rules, under):
         language = language_for(rel)
         if language is None:
+            continue
+        junk = junk_name(rel)
+        if junk is not None and not rules.reincluded(rel):
+            log.debug("skipping %s: %s", rel, junk)
             continue
         if st.st_size > max_file_bytes:
             log.info("skipping %s: %d bytes is over the %d byte cap", rel, st.st_size, max_file_bytes)
@@ -149,17 +231,17 @@ def _walk(rules: IgnoreRules, rel_dir: str) -> Iterator[tuple[str, os.stat_resul
     except OSError as exc:
         log.warning("cannot list %s: %s", directory, exc)
         return
-    if rel_dir and any(e.name == "pyvenv.cfg" for e in entries):
-        return  # a virtualenv under any name
+    if rel_dir and rules.skips_dir(rel_dir, [e.name for e in entries]):
+        log.debug("skipping %s: a virtualenv or built documentation", rel_dir)
+        return
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
         try:
             if entry.is_symlink():
                 continue
             if entry.is_dir():
-                if rules.skips_dir_name(entry.name) or rules.matches(rel, True):
-                    continue
-                yield from _walk(rules, rel)
+                if not rules.dir_rule(rel):
+                    yield from _walk(rules, rel)
             elif entry.is_file() and not rules.matches(rel, False):
                 yield rel, entry.stat()
         except OSError as exc:

@@ -15,7 +15,7 @@ import watchfiles
 
 from lensmux.graph.index.errors import IndexStoreError
 from lensmux.graph.index.languages import language_for
-from lensmux.graph.index.walk import walk_files
+from lensmux.graph.index.walk import IGNORE_FILES, walk_files
 
 if TYPE_CHECKING:
     from lensmux.graph.index.indexer import Indexer
@@ -36,7 +36,7 @@ class ChangeFilter:
         rel = self._indexer.store.relative(path)
         if rel is None or rel == ".":
             return False
-        if rel.rsplit("/", 1)[-1] == ".gitignore":
+        if rel.rsplit("/", 1)[-1] in IGNORE_FILES:
             return True
         is_dir = change != watchfiles.Change.deleted and os.path.isdir(path)
         if self._indexer.rules.is_ignored(rel, is_dir=is_dir):
@@ -46,9 +46,9 @@ class ChangeFilter:
 
 
 async def apply_changes(indexer: Indexer, changes: Iterable[tuple[watchfiles.Change, str]]) -> None:
-    """Re-index changed files, drop deleted ones; a .gitignore change triggers a full run."""
+    """Re-index changed files, drop deleted ones; an ignore file's change triggers a full run."""
     ordered = sorted(changes, key=lambda c: c[1])
-    if any(Path(path).name == ".gitignore" for _, path in ordered):
+    if any(Path(path).name in IGNORE_FILES for _, path in ordered):
         indexer.rules.invalidate()
         await indexer.index_all()
         return

@@ -32,7 +32,7 @@ from lensmux.graph.search.errors import (
     SearchFailed,
     UnknownRoot,
 )
-from lensmux.graph.search.gateway import LspGateway
+from lensmux.graph.search.gateway import LspGateway, NoServer
 
 __all__ = [
     "AssembledContext",
@@ -46,6 +46,7 @@ __all__ = [
     "GatewayError",
     "HybridSearchEngine",
     "LspGateway",
+    "NoServer",
     "Overrides",
     "Position",
     "Range",

@@ -2,9 +2,11 @@
 
 Architecture Invariant: search() never fails because of a language server. A missing
 server, an open breaker, a failed or slow request, or the expansion budget running out
-make the answer `degraded: true` with the reason in `warnings`; the answer then rests
-on what stage 1 (and any partial expansion) found. Only a bad request or an unreadable
-index raise.
+put the reason in `warnings`; the answer then rests on what stage 1 (and any partial
+expansion) found. It is `degraded: true` only when a server that should answer was
+unavailable or answered nothing (or vectors are missing), not for a file type no server
+is configured for, nor for a budget that ran out while servers answered. Only a bad
+request or an unreadable index raise.
 """
 
 from __future__ import annotations
@@ -141,7 +143,8 @@ class HybridSearchEngine:
             query_id="hs-" + uuid.uuid4().hex[:16],
             execution_time_ms=round((time.perf_counter() - started) * 1000, 2),
             timing=clock.timing(),
-            degraded=lsp.degraded or expansion.timed_out or seeds.vector_missing,
+            # A budget that ran out while servers answered is a warning; silence is in lsp.degraded.
+            degraded=lsp.degraded or seeds.vector_missing,
             warnings=warnings,
             results=clusters,
             ranked_symbols=symbols,

@@ -6,7 +6,11 @@ or talks to a server any other way. Tests use a fake, plus a small stdio one ove
 
 LspCalls wraps the gateway for one query: the in-flight cap, per-request timeouts, and
 a record of what failed. Nothing there raises because of a language server: a failed
-request answers None and leaves a note that becomes a warning (and `degraded: true`).
+request answers None and leaves a note that becomes a warning. The answer is
+`degraded: true` only when a server that should answer is really unavailable: it cannot
+be started or reached, or it answered none of the requests sent to it. A language no
+server is configured for (NoServer), a few failed requests or an expansion budget that
+ran out while the server was answering are warnings, not degradation.
 """
 
 from __future__ import annotations
@@ -24,7 +28,17 @@ from lensmux.graph.search.errors import METHOD_NOT_FOUND, GatewayError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["GatewayError", "LspCalls", "LspGateway"]
+__all__ = ["GatewayError", "LspCalls", "LspGateway", "NoServer"]
+
+
+class NoServer(str):
+    """An unavailable_reason meaning that no server is configured for the language at all.
+
+    Its symbols are ranked without expansion as always; nothing is wrong with a server,
+    so the answer is not degraded.
+    """
+
+    __slots__ = ()
 
 
 class LspGateway(Protocol):
@@ -52,7 +66,9 @@ class LspGateway(Protocol):
 @dataclass(slots=True)
 class _LanguageLog:
     unavailable: str | None = None
+    no_server: bool = False
     sent: int = 0
+    answered: int = 0
     failed: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
 
@@ -83,6 +99,7 @@ class LspCalls:
                 log.warning("unavailable_reason(%s) raised", language, exc_info=True)
                 reason = f"gateway error: {exc}"
             entry.unavailable = reason or ""
+            entry.no_server = isinstance(reason, NoServer)
         return not entry.unavailable
 
     async def capabilities(self, language: str) -> Mapping[str, Any] | None:
@@ -118,7 +135,9 @@ class LspCalls:
             entry.sent += 1
             try:
                 with anyio.fail_after(self.timeout):
-                    return await self.gateway.request(self.root, language, method, params, timeout=self.timeout)
+                    result = await self.gateway.request(self.root, language, method, params, timeout=self.timeout)
+                entry.answered += 1
+                return result
             except TimeoutError:
                 self._fail(language, f"{method} timed out after {self.timeout:g} s")
             except GatewayError as exc:
@@ -143,8 +162,8 @@ class LspCalls:
 
     @property
     def degraded(self) -> bool:
-        """Whether any server was missing or any request failed."""
-        return any(e.unavailable or e.failed for e in self._logs.values())
+        """Whether a server that should answer was unavailable, or answered none of its requests."""
+        return any((e.unavailable and not e.no_server) or (e.sent > 0 and e.answered == 0) for e in self._logs.values())
 
     @property
     def requests_sent(self) -> int:
@@ -156,9 +175,13 @@ class LspCalls:
         out: list[str] = []
         for language in sorted(self._logs):
             entry = self._logs[language]
-            if entry.unavailable:
+            if entry.no_server:
+                out.append(f"{language}: {entry.unavailable}; its symbols were ranked without a language server")
+            elif entry.unavailable:
                 out.append(f"{language}: {entry.unavailable}; its symbols were not expanded")
             elif entry.failed:
                 worst = ", ".join(f"{reason} (x{n})" if n > 1 else reason for reason, n in entry.reasons.most_common(3))
                 out.append(f"{language}: {entry.failed} of {entry.sent} language-server requests failed: {worst}")
+            elif entry.sent and not entry.answered:
+                out.append(f"{language}: none of {entry.sent} language-server requests was answered in time")
         return out

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,47 @@ def test_unchanged_files_are_skipped_and_a_changed_file_is_reindexed(daemon: Dae
     # The watcher picks the new file up without another `lensmux index`.
     wait_until(lambda: _root_status(daemon, py_project)["files"] == first["files"] + 1, timeout=60, what="watcher")
     wait_until(lambda: _root_status(daemon, py_project)["symbols"] > first["symbols"], timeout=60, what="symbols")
+
+
+def test_elapsed_time_stops_when_indexing_ends(daemon: DaemonProc, py_project: Path) -> None:
+    result = _index(daemon, py_project, "--wait", "--json")
+    assert result.returncode == 0, result.stderr
+    reported = json.loads(result.stdout)["seconds"]
+    first = _root_status(daemon, py_project)
+    assert not first["running"] and first["elapsed_s"] == reported
+    time.sleep(1.5)  # long enough for a still-running clock to move by a reported digit
+    assert _root_status(daemon, py_project)["elapsed_s"] == reported
+    assert daemon.status()["index"]["roots"][0]["elapsed_s"] == reported
+
+
+@pytest.mark.anyio
+async def test_an_unsaved_edit_becomes_searchable(daemon: DaemonProc, py_project: Path) -> None:
+    assert _index(daemon, py_project, "--wait").returncode == 0
+    path = py_project / "demo" / "util.py"
+    on_disk = path.read_text()
+    edited = on_disk + (
+        "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n"
+        '    """Reconcile ledger entries against the bank statement."""\n'
+        "    return sum(entries)\n"
+    )
+
+    def found() -> list[str]:
+        response = daemon.call(
+            "lensmux/hybridSearch",
+            {"query": "reconcile ledger entries against the bank statement", "root": str(py_project), "top_k": 5},
+            timeout=120,
+        )
+        return [s["name"] for s in response["ranked_symbols"]]
+
+    assert "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found)
+    async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
+        await editor.initialize(py_project)
+        uri = await editor.open(path, "python")
+        await editor.change_full(uri, edited, 2)  # typed, never saved
+        with anyio.fail_after(120):
+            while "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found):
+                await anyio.sleep(0.1)
+        assert path.read_text() == on_disk, "the text came from the editor's buffer, not the disk"
 
 
 def test_bad_roots_get_a_clear_error(daemon: DaemonProc, tmp_path: Path) -> None:

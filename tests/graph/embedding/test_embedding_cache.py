@@ -35,7 +35,7 @@ class Stages:
 class FakeFailingQuantizer:
     """Stands in for quantize_int8 and fails the way a broken quantiser would."""
 
-    def __call__(self, fp32_path: Path, int8_path: Path) -> None:
+    def __call__(self, weights: object, int8_path: Path, metadata: object = None) -> None:
         int8_path.write_bytes(b"half a model")
         raise ModelBuildFailed("injected quantiser failure")
 

@@ -153,6 +153,7 @@ class FakeGateway:
         *,
         unavailable: str | None = None,
         failing: str | None = None,
+        failing_every: int = 0,
         hanging: bool = False,
         delay: float = 0.0,
         broken: bool = False,
@@ -162,6 +163,7 @@ class FakeGateway:
         self.project = _Project(root)
         self.unavailable = unavailable
         self.failing = failing
+        self.failing_every = failing_every
         self.hanging = hanging
         self.delay = delay
         self.broken = broken
@@ -180,6 +182,7 @@ class FakeGateway:
         self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
     ) -> Any:
         self.requests.append(method)
+        number = len(self.requests)
         if self.hanging:
             await anyio.sleep_forever()
         await anyio.sleep(self.delay)
@@ -187,6 +190,8 @@ class FakeGateway:
             raise RuntimeError("bug in the gateway")
         if self.failing is not None:
             raise GatewayError(self.failing)
+        if self.failing_every and number % self.failing_every == 0:
+            raise GatewayError("injected occasional failure")
         if method == "callHierarchy/outgoingCalls" and not self.outgoing:
             raise GatewayError("unhandled method callHierarchy/outgoingCalls", code=METHOD_NOT_FOUND)
         return self._answer(method, params)
