@@ -57,7 +57,7 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     else:
         await _forward(instance, client, ev.notification(method, env.params))
         # Invalidate after forwarding, for the same reason as document changes.
-        if method == "workspace/didChangeWatchedFiles":
+        if method in ("workspace/didChangeWatchedFiles", "workspace/didChangeConfiguration"):
             instance.cache.workspace_changed()
         elif method == "textDocument/didSave":
             _document_saved(instance, env.params)
@@ -76,6 +76,9 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     key = None
     if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
         key = instance.cache.key_for(method, ev.decode_value(env.params))
+    # Asked before any lookup: the end of a warm-up bumps the generation, so
+    # no later request joins a leader sent while the server was still warming.
+    storable = key is not None and instance.caching_allowed(method)
     if key is not None:
         hit = instance.cache.get(key)
         if hit is not None:
@@ -94,8 +97,11 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
         return
     entry = instance.pending.add_client(method, client, env.id)
-    if key is not None and instance.caching_allowed(method):
+    if key is not None:
+        # Identical requests join this one even while warming (they would get the
+        # same answer from the server now); only storing waits for the warm-up.
         entry.cache_key, entry.generation = key, instance.cache.generation_for(key)
+        entry.storable = storable
         instance.inflight[key.key] = entry
     params = env.params
     if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
@@ -138,7 +144,7 @@ async def _client_cancel(instance: Instance, client: ClientSession, params: Any)
     client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
     if not entry.followers:
         forget_inflight(instance, entry)
-        await instance.cancel_at_server(entry.server_id)
+        await instance.cancel_at_server(entry.server_id, entry.method, f"cancelled by {client.name}")
 
 
 def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:
@@ -202,7 +208,7 @@ async def detach(instance: Instance, client: ClientSession) -> None:
             entry.detached = True
             if not entry.followers:
                 forget_inflight(instance, entry)
-                await instance.cancel_at_server(entry.server_id)
+                await instance.cancel_at_server(entry.server_id, entry.method, f"abandoned: {client.name} left")
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))

@@ -70,7 +70,7 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     for token in entry.tokens:
         instance.client_tokens.pop(token, None)
     forget_inflight(instance, entry)
-    if entry.cache_key is not None and env.error is UNSET and env.result is not UNSET:
+    if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.done is not None:
         entry.reply = env
@@ -174,6 +174,8 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
         return
     if isinstance(head.value, dict):
         instance.adapter.observe_progress(token, head.value)
+        if head.value.get("kind") != "end":
+            instance.warmup.saw_progress()
     routes = instance.progress_routes.get(token)
     if routes is None:
         return

@@ -115,6 +115,8 @@ class Supervisor:
             log.error("%s: %s", inst.name, exc)
             return inst.failure
         inst.link = link
+        # Every process starts cold: nothing cached from the old one is served.
+        inst.warmup.restart()
         reason = "exited"
         self._kill_reason = None
         try:
