@@ -40,6 +40,7 @@ from lensmux.daemon.mux.pending import Pending, PendingTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
 from lensmux.daemon.mux.warmup import Warmup
+from lensmux.daemon.mux.workspace_folders import WorkspaceFolders, client_initialized
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.daemon.wire.framing import FrameLimits
@@ -62,6 +63,7 @@ class Instance:
         self.pending = PendingTable()
         self.registrations: dict[str, dict[str, Any]] = {}
         self.progress_routes: dict[Any, set[int]] = {}
+        self.folders = WorkspaceFolders(key.root)
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
         # The server's own InitializeResult; each client gets client_view's version of it.
@@ -136,6 +138,7 @@ class Instance:
         self.idle_since = None
         self._last_client = client
         assert self.init_result is not None
+        await client_initialized(self, client.id, client_params)
         return initialize_result_for(self, client)
 
     def ensure_started(self, client_params: dict[str, Any]) -> None:

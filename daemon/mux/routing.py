@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux import notebooks, server_requests, workspace_folders
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 _DOC_SYNC = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"})
 # Client notifications the daemon consumes: the server got its one `initialized`.
-_SWALLOWED = frozenset({"initialized", "$/setTrace", "workspace/didChangeWorkspaceFolders"})
+_SWALLOWED = frozenset({"initialized", "$/setTrace"})
 _TOKEN_KEYS = (b'"workDoneToken"', b'"partialResultToken"')
 
 
@@ -47,6 +47,8 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         await _document_sync(instance, client, method, ev.decode_value(env.params))
     elif method == "$/cancelRequest":
         await _client_cancel(instance, client, ev.decode_value(env.params))
+    elif method == workspace_folders.METHOD:
+        await workspace_folders.client_changed(instance, client.id, client.name, ev.decode_value(env.params))
     elif method == "exit":
         client.close("client exit")
     elif method == "initialized":
@@ -54,6 +56,8 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         server_requests.replay_registrations(instance, client)
     elif method in _SWALLOWED:
         return
+    elif notebooks.is_notebook_sync(method):
+        notebooks.refuse(client, method, ev.decode_value(env.params))
     else:
         await _forward(instance, client, ev.notification(method, env.params))
         # Invalidate after forwarding, for the same reason as document changes.
@@ -212,6 +216,7 @@ async def detach(instance: Instance, client: ClientSession) -> None:
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
+    await workspace_folders.client_left(instance, client.id)
     for routes in instance.progress_routes.values():
         routes.discard(client.id)
     for token in [t for t, (c, _) in instance.client_tokens.items() if c is client]:

@@ -47,8 +47,7 @@ async def handle(instance: Instance, env: Envelope) -> None:
         _unregister(instance, params)
         await _answer(instance, server_id, None)
     elif method == "workspace/workspaceFolders":
-        root = instance.key.root
-        await _answer(instance, server_id, [{"uri": root.as_uri(), "name": root.name or str(root)}])
+        await _answer(instance, server_id, instance.folders.all())
     elif method.endswith(_REFRESH_SUFFIX):
         for client in list(instance.clients.values()):
             client.request(method, params)

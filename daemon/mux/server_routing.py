@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux import notebooks, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
@@ -45,7 +45,7 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
     """The InitializeResult every client of the instance gets."""
     if not isinstance(result, Raw):
         return ev.NULL
-    return result
+    return notebooks.without_notebook_sync(result)
 
 
 async def from_server(instance: Instance, env: Envelope) -> None:

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from lensmux.adapters.base import AdapterError
-from lensmux.daemon.mux import server_routing
+from lensmux.daemon.mux import server_routing, workspace_folders
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.pending import Pending
@@ -176,6 +176,7 @@ class Supervisor:
             await inst.notify_server("initialized", {})
             for notice in inst.documents.replay():
                 await inst.notify_server(notice.method, notice.params)
+            await workspace_folders.replay(inst)
             inst.mark_ready()
         log.info("%s: ready (pid %d)", inst.name, inst.link.pid if inst.link else -1)
 
