@@ -67,7 +67,14 @@ async def test_added_workspace_folder_reaches_the_server_until_its_last_holder_l
             await _eventually(adder, present=True)
             async with LspClient.over_process(argv, name="second") as second:
                 # A second holder, naming it in its initialize, keeps it after the first removes it.
-                params = initialize_params(root, client_name="second")
+                params = initialize_params(
+                    root,
+                    client_name="second",
+                    capabilities=None,
+                    workspace_folders=True,
+                    process_id=None,
+                    initialization_options=None,
+                )
                 params["workspaceFolders"].append({"uri": extra.as_uri(), "name": extra.name})
                 await second.request("initialize", params)
                 await second.notify("initialized", {})
