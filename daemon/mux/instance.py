@@ -334,6 +334,7 @@ class Instance:
             "open_documents": len(self.documents),
             "requests_served": self.requests_served,
             "in_flight": len(self.pending),
+            "progress_tokens": len(self.progress_routes) + len(self.client_tokens),
             "restarts": self.restarts,
             "last_exit": self.last_exit.reason if self.last_exit else None,
             "indexing": self.adapter.indexing(),

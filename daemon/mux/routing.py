@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import notebooks, server_requests, workspace_folders
+from lensmux.daemon.mux import notebooks, progress_routes, server_requests, workspace_folders
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
@@ -217,9 +217,6 @@ async def detach(instance: Instance, client: ClientSession) -> None:
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
     await workspace_folders.client_left(instance, client.id)
-    for routes in instance.progress_routes.values():
-        routes.discard(client.id)
-    for token in [t for t, (c, _) in instance.client_tokens.items() if c is client]:
-        del instance.client_tokens[token]
+    progress_routes.release_client(instance, client)
     if not instance.clients:
         instance.idle_since = time.monotonic()

@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from lensmux.adapters.base import AdapterError
-from lensmux.daemon.mux import server_routing, workspace_folders
+from lensmux.daemon.mux import progress_routes, server_routing, workspace_folders
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.pending import Pending
@@ -140,6 +140,7 @@ class Supervisor:
             inst.last_exit = ExitRecord(time.time(), reason)
             for entry in inst.pending.drain():
                 fail_pending(inst, entry, reason)
+            progress_routes.server_gone(inst, f"{inst.key.server} exited")
         return reason
 
     async def _serve(self, link: ServerLink, tg: TaskGroup) -> str:
