@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import notebooks, progress_routes, server_requests, workspace_folders
+from lensmux.daemon.mux import notebooks, progress_routes, server_requests, settings_policy, workspace_folders
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
@@ -58,10 +58,13 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         return
     elif notebooks.is_notebook_sync(method):
         notebooks.refuse(client, method, ev.decode_value(env.params))
+    elif method == settings_policy.METHOD:
+        await _forward(instance, client, settings_policy.configuration_nudge(instance, client))
+        instance.cache.workspace_changed()
     else:
         await _forward(instance, client, ev.notification(method, env.params))
         # Invalidate after forwarding, for the same reason as document changes.
-        if method in ("workspace/didChangeWatchedFiles", "workspace/didChangeConfiguration"):
+        if method == "workspace/didChangeWatchedFiles":
             instance.cache.workspace_changed()
         elif method == "textDocument/didSave":
             _document_saved(instance, env.params)
