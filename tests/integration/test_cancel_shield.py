@@ -150,3 +150,5 @@ async def test_search_expansion_budget_leaves_find_references_working(tmp_path: 
                 if len(found) == expected:
                     break
             assert len(found) == expected
+        # The search's abandoned requests were the ones shielded.
+        assert "abandoned by the daemon's own asker; cancel withheld" in daemon.log_text()
