@@ -17,7 +17,7 @@ _QUIET_LOG_LEVELS = frozenset({"warning", "error"})
 
 
 class PyrightAdapter(Adapter):
-    """pyright pulls `python`, `python.analysis` and `pyright` sections and has no ready signal."""
+    """pyright pulls `python`, `python.analysis` and `pyright` sections; its log tells when discovery ends."""
 
     # onReferences and onExecuteCommand cancel the previous request's token source
     # first; a source cancelled before it handed out its token throws there
