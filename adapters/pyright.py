@@ -1,18 +1,34 @@
-"""pyright: configuration sections and analysis progress."""
+"""pyright: configuration sections, analysis progress, workspace discovery and broken cancels."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+import msgspec
 
 from lensmux.adapters.base import Adapter
 
+# pyright's last word on enumerating the workspace ("Found 12 source files",
+# "No source files found."), logged at information level.
+_ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)")
+# pyright logs nothing at these levels, so the daemon cannot see discovery end.
+_QUIET_LOG_LEVELS = frozenset({"warning", "error"})
+
 
 class PyrightAdapter(Adapter):
-    """pyright pulls `python`, `python.analysis` and `pyright` sections and has no ready signal."""
+    """pyright pulls `python`, `python.analysis` and `pyright` sections; its log tells when discovery ends."""
+
+    # onReferences and onExecuteCommand cancel the previous request's token source
+    # first; a source cancelled before it handed out its token throws there
+    # ("this._token.cancel is not a function") before it is cleared, so every
+    # later request of that method fails until the process restarts.
+    uncancellable = frozenset({"textDocument/references", "workspace/executeCommand"})
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._analysing: set[Any] = set()
+        self._enumerated = False
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answer every section; pyright treats null as "use defaults" only for some."""
@@ -25,13 +41,46 @@ class PyrightAdapter(Adapter):
         ]
 
     def indexing(self) -> bool:
-        """True while pyright reports analysis progress."""
+        """True while pyright reports workspace analysis progress."""
         return bool(self._analysing)
 
+    def warm(self) -> bool | None:
+        """True once pyright has enumerated the workspace's source files."""
+        if self._enumerated:
+            return True
+        level = self._section("python.analysis.logLevel")
+        return None if isinstance(level, str) and level.lower() in _QUIET_LOG_LEVELS else False
+
+    def reset(self) -> None:
+        """A new pyright process knows nothing yet."""
+        self._analysing.clear()
+        self._enumerated = False
+
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
-        """pyright reports workspace analysis as server-initiated progress."""
+        """Track analysis progress (an untitled begin), not the per-request "Finding references" kind."""
         kind = value.get("kind")
-        if kind == "begin":
+        if kind == "begin" and not value.get("title"):
             self._analysing.add(token)
         elif kind == "end":
             self._analysing.discard(token)
+
+    def observe_notification(self, method: str, params: Any) -> None:
+        """See the log line that ends workspace discovery."""
+        if method != "window/logMessage" or self._enumerated:
+            return
+        message = _log_message(params)
+        if message is not None and _ENUMERATED.match(message):
+            self._enumerated = True
+
+
+def _log_message(params: Any) -> str | None:
+    """The text of a window/logMessage, whether params arrive raw or decoded."""
+    if isinstance(params, dict):
+        text = params.get("message")
+        return text if isinstance(text, str) else None
+    try:
+        value = msgspec.json.decode(bytes(params))
+    except (TypeError, msgspec.DecodeError):
+        return None
+    text = value.get("message") if isinstance(value, dict) else None
+    return text if isinstance(text, str) else None

@@ -31,6 +31,9 @@ class CacheConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
 
     max_bytes: int = 64 * 1024 * 1024
     enabled: bool = True
+    # A server that never says it has discovered its workspace (no adapter
+    # signal) counts as warm once it reported no progress for this long.
+    warmup_quiet: Seconds = 3.0
 
 
 class BreakerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

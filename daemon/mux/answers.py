@@ -82,5 +82,5 @@ async def timeout_task(instance: Instance) -> None:
             forget_inflight(instance, entry)
             answer_all(entry, body, (ErrorCode.REQUEST_FAILED, message))
             log.warning("%s: %s", instance.name, message)
-            await instance.cancel_at_server(entry.server_id)
+            await instance.cancel_at_server(entry.server_id, entry.method, f"timed out after {limit:g}s")
             instance.note_failure(message)

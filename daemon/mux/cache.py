@@ -130,6 +130,10 @@ class ResponseCache:
         self._doc_generations[uri] = self._doc_generations.get(uri, 0) + 1
         self.workspace_generation += 1
 
+    def boundary(self) -> None:
+        """The server's knowledge of the workspace grew (discovery or indexing ended): cross-file results are stale."""
+        self.workspace_generation += 1
+
     def workspace_changed(self) -> None:
         """Files changed on disk, or watched-file events: every result is stale."""
         self.workspace_generation += 1

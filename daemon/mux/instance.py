@@ -24,6 +24,7 @@ from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import DaemonConfig
 from lensmux.daemon.mux.breaker import CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
+from lensmux.daemon.mux.cancel_shield import cancel_at_server
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.client_view import initialize_result_for
 from lensmux.daemon.mux.diagnostics import DiagnosticsStore
@@ -41,6 +42,8 @@ from lensmux.daemon.mux.pending import Pending, PendingTable
 from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
+from lensmux.daemon.mux.warmup import Warmup
+from lensmux.daemon.mux.workspace_folders import WorkspaceFolders, client_initialized
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.daemon.wire.framing import FrameLimits
@@ -64,6 +67,7 @@ class Instance:
         self.registrations = RegistrationTable()
         self.diagnostics = DiagnosticsStore()
         self.progress_routes: dict[Any, set[int]] = {}
+        self.folders = WorkspaceFolders(key.root)
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
         # The server's own InitializeResult; each client gets client_view's version of it.
@@ -82,6 +86,7 @@ class Instance:
         self._waiting = 0
         self.breaker = CircuitBreaker(self.name, daemon.breaker)
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
+        self.warmup = Warmup(self.name, adapter, self.cache, daemon.cache.warmup_quiet)
         self.inflight: dict[bytes, Pending] = {}
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
@@ -141,6 +146,7 @@ class Instance:
         self.idle_since = None
         self._last_client = client
         assert self.init_result is not None
+        await client_initialized(self, client.id, client_params)
         return initialize_result_for(self, client)
 
     def ensure_started(self, client_params: dict[str, Any]) -> None:
@@ -182,6 +188,7 @@ class Instance:
         if not self.clients:
             self.idle_since = time.monotonic()
         key = self.cache.key_for(method, params)
+        storable = key is not None and self.caching_allowed(method)
         if key is not None:
             hit = self.cache.get(key)
             if hit is not None:
@@ -192,8 +199,9 @@ class Instance:
         if not self.ready:
             raise ServerUnavailable(f"{self.name} is not running ({self.state})")
         entry = self.pending.add_internal(method)
-        if key is not None and self.caching_allowed(key.method):
+        if key is not None:
             entry.cache_key, entry.generation = key, self.cache.generation_for(key)
+            entry.storable = storable
         await self.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
         assert entry.done is not None
         try:
@@ -203,11 +211,11 @@ class Instance:
             # The asker gave up (a search's time budget): so does the server.
             with anyio.CancelScope(shield=True):
                 if self.pending.pop(entry.server_id) is not None:
-                    await self.cancel_at_server(entry.server_id)
+                    await self.cancel_at_server(entry.server_id, method, "abandoned by the daemon's own asker")
             raise
         if not entry.done.is_set():
             self.pending.pop(entry.server_id)
-            await self.cancel_at_server(entry.server_id)
+            await self.cancel_at_server(entry.server_id, method, f"timed out after {limit:g}s")
             self.note_failure(f"{method} timed out after {limit:g}s")
             raise RequestTimedOut(f"{self.name}: {method} timed out after {limit:g}s")
         if entry.failure is not None:
@@ -219,10 +227,10 @@ class Instance:
         return ev.decode_value(entry.reply.result)
 
     def caching_allowed(self, method: str) -> bool:
-        """Cross-file results are not cached while the server is still indexing."""
+        """Cross-file results are not cached while the server is warming up or indexing (warmup.py)."""
         from lensmux.daemon.mux.cache import WORKSPACE_METHODS
 
-        return not (method in WORKSPACE_METHODS and self.adapter.indexing())
+        return not (method in WORKSPACE_METHODS and self.warmup.busy())
 
     def note_failure(self, reason: str) -> None:
         """A timeout or transport error; a server that stops answering is restarted."""
@@ -273,12 +281,9 @@ class Instance:
         """Send a notification the daemon built."""
         await self.send_to_server(ev.notification(method, ev.encode_value(params)))
 
-    async def cancel_at_server(self, server_id: int) -> None:
-        """Best-effort `$/cancelRequest` for a request the daemon gave up on."""
-        try:
-            await self.notify_server("$/cancelRequest", {"id": server_id})
-        except ServerUnavailable:
-            pass
+    async def cancel_at_server(self, server_id: int, method: str, why: str) -> None:
+        """Best-effort `$/cancelRequest` for a request the daemon gave up on (cancel_shield.py decides)."""
+        await cancel_at_server(self, server_id, method, why)
 
     # -- lifecycle (driven by the supervisor) ----------------------------
 
@@ -337,12 +342,14 @@ class Instance:
             "open_documents": len(self.documents),
             "requests_served": self.requests_served,
             "in_flight": len(self.pending),
+            "progress_tokens": len(self.progress_routes) + len(self.client_tokens),
             "restarts": self.restarts,
             "memory_mb": round(self.memory.rss_bytes / (1024 * 1024), 1) if link else 0.0,
             "server_processes": self.memory.processes if link else 0,
             "recycles": self.memory.recycles,
             "last_exit": self.last_exit.reason if self.last_exit else None,
             "indexing": self.adapter.indexing(),
+            "warming": self.warmup.warming,
             "failure": self.failure,
             "breaker": self.breaker.status(),
             "cache": self.cache.status(),

@@ -42,6 +42,9 @@ class Pending:
     # Identical concurrent requests share this one server request.
     cache_key: CacheKey | None = None
     generation: int = 0
+    # False for an answer computed while the server was warming up: shared with
+    # followers, never stored.
+    storable: bool = True
     followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
 
 

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostics, diagnostics_pull, registrations
+from lensmux.daemon.mux import (
+    diagnostics,
+    diagnostics_pull,
+    notebooks,
+    progress_routes,
+    registrations,
+    settings_policy,
+    workspace_folders,
+)
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
@@ -33,7 +41,7 @@ log = logging.getLogger(__name__)
 
 _DOC_SYNC = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"})
 # Client notifications the daemon consumes: the server got its one `initialized`.
-_SWALLOWED = frozenset({"initialized", "$/setTrace", "workspace/didChangeWorkspaceFolders"})
+_SWALLOWED = frozenset({"initialized", "$/setTrace"})
 _TOKEN_KEYS = (b'"workDoneToken"', b'"partialResultToken"')
 
 
@@ -49,6 +57,8 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         await _document_sync(instance, client, method, ev.decode_value(env.params))
     elif method == "$/cancelRequest":
         await _client_cancel(instance, client, ev.decode_value(env.params))
+    elif method == workspace_folders.METHOD:
+        await workspace_folders.client_changed(instance, client.id, client.name, ev.decode_value(env.params))
     elif method == "exit":
         client.close("client exit")
     elif method == "initialized":
@@ -57,6 +67,11 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         diagnostics.attached(instance, client)
     elif method in _SWALLOWED:
         return
+    elif notebooks.is_notebook_sync(method):
+        notebooks.refuse(client, method, ev.decode_value(env.params))
+    elif method == settings_policy.METHOD:
+        await _forward(instance, client, settings_policy.configuration_nudge(instance, client))
+        instance.cache.workspace_changed()
     else:
         await _forward(instance, client, ev.notification(method, env.params))
         # Invalidate after forwarding, for the same reason as document changes.
@@ -83,6 +98,9 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     key = None
     if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
         key = instance.cache.key_for(method, ev.decode_value(env.params))
+    # Asked before any lookup: the end of a warm-up bumps the generation, so
+    # no later request joins a leader sent while the server was still warming.
+    storable = key is not None and instance.caching_allowed(method)
     if key is not None:
         hit = instance.cache.get(key)
         if hit is not None:
@@ -101,8 +119,11 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
         return
     entry = instance.pending.add_client(method, client, env.id)
-    if key is not None and instance.caching_allowed(method):
+    if key is not None:
+        # Identical requests join this one even while warming (they would get the
+        # same answer from the server now); only storing waits for the warm-up.
         entry.cache_key, entry.generation = key, instance.cache.generation_for(key)
+        entry.storable = storable
         instance.inflight[key.key] = entry
     params = env.params
     if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
@@ -146,7 +167,7 @@ async def _client_cancel(instance: Instance, client: ClientSession, params: Any)
     client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
     if not entry.followers:
         forget_inflight(instance, entry)
-        await instance.cancel_at_server(entry.server_id)
+        await instance.cancel_at_server(entry.server_id, entry.method, f"cancelled by {client.name}")
 
 
 def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:
@@ -226,13 +247,11 @@ async def detach(instance: Instance, client: ClientSession) -> None:
             entry.detached = True
             if not entry.followers:
                 forget_inflight(instance, entry)
-                await instance.cancel_at_server(entry.server_id)
+                await instance.cancel_at_server(entry.server_id, entry.method, f"abandoned: {client.name} left")
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
-    for routes in instance.progress_routes.values():
-        routes.discard(client.id)
-    for token in [t for t, (c, _) in instance.client_tokens.items() if c is client]:
-        del instance.client_tokens[token]
+    await workspace_folders.client_left(instance, client.id)
+    progress_routes.release_client(instance, client)
     if not instance.clients:
         instance.idle_since = time.monotonic()

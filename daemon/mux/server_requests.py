@@ -46,8 +46,7 @@ async def handle(instance: Instance, env: Envelope) -> None:
         registrations.unregister(instance, params)
         await _answer(instance, server_id, None)
     elif method == "workspace/workspaceFolders":
-        root = instance.key.root
-        await _answer(instance, server_id, [{"uri": root.as_uri(), "name": root.name or str(root)}])
+        await _answer(instance, server_id, instance.folders.all())
     elif method.endswith(_REFRESH_SUFFIX):
         for client in list(instance.clients.values()):
             if client.initialized and accepts_refresh(client.capabilities, method):

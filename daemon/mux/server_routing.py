@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostics, server_requests
+from lensmux.daemon.mux import diagnostics, notebooks, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
@@ -43,7 +43,7 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
     """The InitializeResult every client of the instance gets."""
     if not isinstance(result, Raw):
         return ev.NULL
-    return result
+    return notebooks.without_notebook_sync(result)
 
 
 async def from_server(instance: Instance, env: Envelope) -> None:
@@ -68,7 +68,7 @@ def _server_response(instance: Instance, env: Envelope) -> None:
     for token in entry.tokens:
         instance.client_tokens.pop(token, None)
     forget_inflight(instance, entry)
-    if entry.cache_key is not None and env.error is UNSET and env.result is not UNSET:
+    if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.done is not None:
         entry.reply = env
@@ -161,6 +161,8 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
         return
     if isinstance(head.value, dict):
         instance.adapter.observe_progress(token, head.value)
+        if head.value.get("kind") != "end":
+            instance.warmup.saw_progress()
     routes = instance.progress_routes.get(token)
     if routes is None:
         return

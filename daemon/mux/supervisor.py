@@ -17,7 +17,7 @@ import anyio
 from anyio.abc import TaskGroup, TaskStatus
 
 from lensmux.adapters.base import AdapterError
-from lensmux.daemon.mux import registrations, server_routing, watched_files
+from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.memory_watch import memory_task
@@ -130,6 +130,8 @@ class Supervisor:
             log.error("%s: %s", inst.name, exc)
             return inst.failure
         inst.link = link
+        # Every process starts cold: nothing cached from the old one is served.
+        inst.warmup.restart()
         reason = "exited"
         self._kill_reason = None
         try:
@@ -157,6 +159,7 @@ class Supervisor:
             inst.last_exit = ExitRecord(time.time(), reason)
             for entry in inst.pending.drain():
                 fail_pending(inst, entry, reason)
+            progress_routes.server_gone(inst, f"{inst.key.server} exited")
         return reason
 
     async def _serve(self, link: ServerLink, tg: TaskGroup) -> str:
@@ -200,6 +203,7 @@ class Supervisor:
             await inst.notify_server("initialized", {})
             for notice in inst.documents.replay():
                 await inst.notify_server(notice.method, notice.params)
+            await workspace_folders.replay(inst)
             inst.mark_ready()
         log.info("%s: ready (pid %d)", inst.name, inst.link.pid if inst.link else -1)
 

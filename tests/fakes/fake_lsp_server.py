@@ -27,8 +27,9 @@ answers these requests (params are JSON objects):
   fake/askClient {method, params}
                             -> sends that server->client request; {"result": r} or
                                {"error": {...}} with the client's answer
-  fake/progress {token?}    -> window/workDoneProgress/create, then $/progress
-                               begin/report/end; {"token": token}
+  fake/progress {token?, unfinished?}
+                            -> window/workDoneProgress/create, then $/progress
+                               begin/report/end (no end if unfinished); {"token": token}
   fake/registerCapability {registrations?}
                             -> sends client/registerCapability; like askClient
   fake/answers              -> every answer the clients gave to `fake.applyEdit`
@@ -312,6 +313,8 @@ def fake_register_features(server: FakeLanguageServer) -> None:
             {"kind": "report", "message": "halfway", "percentage": 50},
             {"kind": "end", "message": "done"},
         ):
+            if value["kind"] == "end" and (params or {}).get("unfinished"):
+                break  # a server that dies before it ends its progress
             ls.protocol.fake_notify("$/progress", {"token": token, "value": value})
         return {"token": token}
 

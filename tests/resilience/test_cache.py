@@ -19,6 +19,10 @@ from lensmux.daemon.mux.instance import Instance, InstanceKey
 
 pytestmark = [pytest.mark.anyio]
 
+# The fake server never says it has discovered its workspace; these tests are
+# about the cache after the warm-up (tests/daemon/mux/test_warmup.py covers it).
+_NO_WARMUP = "[daemon.cache]\nwarmup_quiet = 0.001\n"
+
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
@@ -29,7 +33,7 @@ def root(tmp_path: Path) -> Path:
 @pytest.fixture
 def fake(tmp_path: Path) -> Iterator[DaemonProc]:
     """A daemon with the fake server, answers slowed so concurrent requests overlap."""
-    with running_daemon(tmp_path / "d", fake_server_config("--slow", "200")) as daemon:
+    with running_daemon(tmp_path / "d", fake_server_config("--slow", "200", extra=_NO_WARMUP)) as daemon:
         yield daemon
 
 
@@ -120,7 +124,7 @@ async def test_identical_concurrent_requests_reach_the_server_once(fake: DaemonP
 async def test_no_stale_answer_across_a_random_edit_sequence(tmp_path: Path, root: Path) -> None:
     """The fake's hover reports the server's current line; the cache must never answer an older one."""
     rng = random.Random(1234)
-    with running_daemon(tmp_path / "d", fake_server_config()) as daemon:
+    with running_daemon(tmp_path / "d", fake_server_config(extra=_NO_WARMUP)) as daemon:
         clients = initialized_clients(daemon.client_argv("fake"), root, "a", "b")
         async with clients as (a, b):
             lines = ["alpha", "beta", "gamma"]
@@ -151,7 +155,8 @@ async def test_cross_file_results_are_not_cached_while_clangd_indexes(tmp_path: 
     config = load_config(tmp_path / "none.toml")
     cfg = config.servers["clangd"]
     instance = Instance(InstanceKey("clangd", cfg.fingerprint(), tmp_path), cfg, adapter_for(cfg), config.daemon)
-    assert instance.caching_allowed("textDocument/references")
+    # A fresh server is warming: nothing cross-file is stored yet.
+    assert not instance.caching_allowed("textDocument/references")
     instance.adapter.observe_progress("backgroundIndexProgress", {"kind": "begin", "title": "indexing"})
     assert not instance.caching_allowed("textDocument/references")
     assert not instance.caching_allowed("workspace/symbol")

@@ -83,3 +83,30 @@ def write_c_project(root: Path) -> Path:
 def write_py_project(root: Path) -> Path:
     """Write the Python project under `root`."""
     return write_files(root, PY_FILES)
+
+
+# Where `shared` is named in pkg/core.py of the fan-out project.
+FANOUT_SHARED_DEF = (0, 4)
+FANOUT_CALLS_PER_MODULE = 20
+
+
+def write_py_fanout_project(root: Path, modules: int) -> Path:
+    """A Python package where `pkg.core.shared` is imported and called from `modules` modules."""
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1"\n',
+        "pkg/__init__.py": "",
+        "pkg/core.py": (
+            "def shared(x: int) -> int:\n    return x + 1\n\n\ndef other(x: int) -> int:\n    return shared(x) * 2\n"
+        ),
+    }
+    for i in range(modules):
+        body = "from pkg.core import other, shared\n"
+        for j in range(FANOUT_CALLS_PER_MODULE):
+            body += f"\n\ndef f{i}_{j}(v: int) -> int:\n    w = other(v) + {j}\n    return shared(w)\n"
+        files[f"pkg/mod{i}.py"] = body
+    return write_files(root, files)
+
+
+def fanout_reference_count(modules: int) -> int:
+    """References to `shared` outside its declaration: one import and the calls per module, one in core."""
+    return modules * (1 + FANOUT_CALLS_PER_MODULE) + 1
