@@ -309,7 +309,11 @@ class Daemon:
             return
         info = params.get("clientInfo") or {}
         client.name = f"{info.get('name', 'client')}-{client.id}"
-        client.capabilities = params.get("capabilities") or {}
+        capabilities = params.get("capabilities") or {}
+        if not isinstance(capabilities, dict):
+            client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params.capabilities must be an object")
+            return
+        client.capabilities = capabilities
         assert self.registry is not None
         try:
             instance, result = await self.registry.attach(name, client, params)

@@ -54,6 +54,7 @@ async def warm(ws: Workspace, inst: Instance, target: Target) -> None:
     pool = [p for p in await ws.source_files() if ws.server_name(p) == server]
     for path in (await ws.files_mentioning(word, pool))[:WARM_FILES]:
         await ws.open(inst, path)
+    await ws.discovered(inst)
 
 
 async def _at(ws: Workspace, args: dict[str, Any]) -> tuple[Target, Instance, dict[str, Any]]:

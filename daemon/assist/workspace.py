@@ -31,6 +31,8 @@ log = logging.getLogger(__name__)
 READY_WAIT = 10.0
 # No single server request of a tool waits longer (MCP clients time out at 60 s).
 REQUEST_WAIT = 20.0
+# A cross-file question waits this long for a just-started server to find the workspace's files.
+DISCOVERY_WAIT = 8.0
 # The bounded walk behind symbol lookups by name and server discovery.
 SCAN_MAX_FILES = 20_000
 SCAN_MAX_BYTES = 1_000_000
@@ -191,6 +193,19 @@ class Workspace:
                 f"{server} for {self.root} is not ready ({inst.state}: starting or restarting); "
                 "try again in a few seconds"
             )
+
+    async def discovered(self, inst: Instance) -> None:
+        """Wait (bounded) until the server has found the workspace's files.
+
+        A server asked right after it started answers references and renames
+        from the files it has found so far (mux/warmup.py): a rename preview
+        would silently miss files.
+        """
+        with anyio.move_on_after(DISCOVERY_WAIT):
+            # The warm-up state is derived when asked (busy() advances it, including a
+            # quiet period for servers that signal nothing), so there is no event to wait on.
+            while inst.warmup.busy() and inst.warmup.warming:  # noqa: ASYNC110
+                await anyio.sleep(0.05)
 
     async def request(self, inst: Instance, method: str, params: dict[str, Any]) -> Any:
         """A request through the shared instance; a ToolError the model can act on if it fails."""

@@ -67,7 +67,8 @@ class ClientSession:
     @property
     def supports_progress(self) -> bool:
         """Whether the client declared window.workDoneProgress."""
-        return bool((self.capabilities.get("window") or {}).get("workDoneProgress"))
+        window = self.capabilities.get("window")
+        return isinstance(window, dict) and bool(window.get("workDoneProgress"))
 
     def send(self, body: bytes) -> None:
         """Queue one message; disconnect the client if its queue is full."""

@@ -224,3 +224,21 @@ def test_params_the_daemon_cannot_read_cost_that_message_only(
         client.send_raw(frame(b'{"jsonrpc":"2.0","method":"textDocument/didOpen","params":' + did_open + b"}"))
         assert client.result("fake/echo", {"n": 3}) == {"n": 3}
     assert_everyone_else_carries_on(fake_daemon, bystander)
+
+
+@pytest.mark.parametrize("capabilities", [1.5, "all", [1], {"window": 3, "textDocument": "x"}], ids=str)
+def test_initialize_with_capabilities_of_the_wrong_shape(
+    fake_daemon: DaemonProc, workspace: Path, bystander: WireClient, capabilities: object
+) -> None:
+    with WireClient(fake_socket(fake_daemon), name="odd-caps") as client:
+        params = {"processId": None, "rootUri": workspace.as_uri(), "capabilities": capabilities}
+        reply = client.request("initialize", params)
+        if isinstance(capabilities, dict):
+            # Odd members are ignored like unknown ones: the client is served.
+            assert "capabilities" in reply["result"]
+            assert client.result("fake/echo", {"n": 4}) == {"n": 4}
+        else:
+            assert reply["error"]["code"] == INVALID_PARAMS
+            assert "capabilities" in reply["error"]["message"]
+    assert daemon_tracebacks(fake_daemon) == 0
+    assert_everyone_else_carries_on(fake_daemon, bystander)
