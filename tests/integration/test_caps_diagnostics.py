@@ -225,6 +225,18 @@ async def test_client_without_dynamic_registration_is_sent_no_registrations(
         assert watched, _live_registrations(witness)
 
 
+def _watched_ids(client: LspClient) -> set[str]:
+    """Ids of the file-watching registrations `client` holds now."""
+    live = _live_registrations(client).values()
+    return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
+
+
+async def _wait_watching(client: LspClient) -> None:
+    with anyio.fail_after(60):
+        while not _watched_ids(client):
+            await anyio.sleep(0.05)
+
+
 async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
@@ -232,20 +244,13 @@ async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
     async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
         await lone.initialize(root)
         uri = await lone.open(path, "python")
-
-        def watching() -> set[str]:
-            live = _live_registrations(lone).values()
-            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
-
-        with anyio.fail_after(60):
-            while not watching():
-                await anyio.sleep(0.05)
+        await _wait_watching(lone)
         # pyright registers its file watchers again under new ids when settings
         # change, then unregisters the old ones: twice, so that whatever it did
         # while starting up is over by the second time.
         for _ in range(2):
             await _round_trip(lone, uri)
-            before = watching()
+            before = _watched_ids(lone)
             assert before, lone.server_requests
             mark = len(lone.server_requests)
             await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
@@ -254,8 +259,8 @@ async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
                 while not _withdrawn(lone, before, since=mark):
                     await anyio.sleep(0.05)
             await _round_trip(lone, uri)
-            assert watching(), lone.server_requests
-            assert watching() != before
+            assert _watched_ids(lone), lone.server_requests
+            assert _watched_ids(lone) != before
 
 
 async def test_server_gets_file_events_from_the_daemon_when_no_client_watches(
@@ -322,22 +327,15 @@ async def test_registrations_are_rebuilt_when_the_server_restarts(
     async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
         await lone.initialize(root)
         uri = await lone.open(path, "python")
-
-        def watching() -> set[str]:
-            live = _live_registrations(lone).values()
-            return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
-
-        with anyio.fail_after(60):
-            while not watching():
-                await anyio.sleep(0.05)
+        await _wait_watching(lone)
         await _round_trip(lone, uri)
-        old = watching()
+        old = _watched_ids(lone)
         pid = daemon.instances("pyright")[0]["pid"]
         os.kill(pid, signal.SIGKILL)
         wait_until(lambda: not process_alive(pid), what="server to die")
         # The old process's registrations are withdrawn; the new one's are the client's.
         with anyio.fail_after(60):
-            while not (watching() and not watching() & old):
+            while not (_watched_ids(lone) and not _watched_ids(lone) & old):
                 await anyio.sleep(0.05)
 
 

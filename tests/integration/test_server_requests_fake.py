@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon
-from support.fake_servers import FAKE_LSP_SERVER
+from support.fake_servers import FAKE_LSP_SERVER, fake_workspace
 from support.lspclient import LspClient, path_uri
 
 pytestmark = [pytest.mark.anyio]
@@ -37,10 +37,7 @@ def fake_daemon(tmp_path: Path) -> Iterator[DaemonProc]:
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A workspace with one text file."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\n")
-    return path
+    return fake_workspace(tmp_path / "ws")
 
 
 def _edit(uri: str, version: int | None) -> dict[str, Any]:

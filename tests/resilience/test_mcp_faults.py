@@ -7,7 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 from support.daemon_proc import running_daemon
-from support.fake_servers import fake_server_config
+from support.fake_servers import fake_server_config, fake_workspace
 from support.mcp_session import call, mcp_client
 
 pytestmark = [pytest.mark.anyio]
@@ -16,10 +16,7 @@ pytestmark = [pytest.mark.anyio]
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A workspace with one text file the fake server handles."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\nbeta\n")
-    return path
+    return fake_workspace(tmp_path / "ws")
 
 
 async def test_crash_loop_and_open_breaker_are_tool_errors_then_it_recovers(tmp_path: Path, root: Path) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon, wait_until
-from support.fake_servers import fake_server_config
+from support.fake_servers import fake_server_config, fake_workspace
 from support.lspclient import LspClient, LspResponseError
 
 pytestmark = [pytest.mark.anyio]
@@ -17,10 +17,7 @@ pytestmark = [pytest.mark.anyio]
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A workspace with one text file."""
-    path = tmp_path / "ws"
-    (path / ".git").mkdir(parents=True)
-    (path / "a.txt").write_text("alpha\n")
-    return path
+    return fake_workspace(tmp_path / "ws", {"a.txt": "alpha\n"})
 
 
 @pytest.fixture
