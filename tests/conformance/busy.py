@@ -1,0 +1,83 @@
+"""The second client: another editor on the same server instance, busy while the first works.
+
+It initializes first (so its capabilities are the ones a first-come daemon would use), holds
+the first client's file open with the disk text (never editing it: unsaved text winning is
+shared on purpose), edits another file, asks for symbols, hover and references, and cancels
+references requests, the way an editor does when the user moves on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+from support.lspclient import LspClient, LspClientError, path_uri
+
+from conformance.positions import lsp_position, negotiated_encoding, position_of
+from conformance.profiles import Profile
+from conformance.servers import ServerCase
+
+
+class BusyEditor:
+    """Client B: its own profile, its own documents, a loop of requests and cancels."""
+
+    def __init__(self, client: LspClient, case: ServerCase, profile: Profile, root: Path) -> None:
+        self.client = client
+        self.case = case
+        self.profile = profile
+        self.root = root
+        self.encoding = "utf-16"
+        self.rounds = 0
+
+    async def start(self) -> None:
+        """initialize, open the shared file and another one, cancel a few references."""
+        params = self.profile.initialize_params(self.case.name, self.root)
+        self.client.workspace_folders = params["workspaceFolders"]
+        result = await self.client.request("initialize", params, timeout=120)
+        await self.client.notify("initialized", {})
+        self.encoding = negotiated_encoding(result)
+        for rel in (self.case.intl, self.case.other):
+            await self.client.open(self.root / rel, self.case.language_id)
+        await self.round()
+
+    def _position(self, rel: str, needle: str) -> dict[str, Any]:
+        text = (self.root / rel).read_text(encoding="utf-8")
+        return {
+            "textDocument": {"uri": path_uri(self.root / rel)},
+            "position": lsp_position(text, position_of(text, needle), self.encoding),
+        }
+
+    async def round(self) -> None:
+        """One burst: an edit and its undo on the other file, requests, cancelled references."""
+        self.rounds += 1
+        other = path_uri(self.root / self.case.other)
+        text = (self.root / self.case.other).read_text(encoding="utf-8")
+        end = {"line": len(text.split("\n")) - 1, "character": 0}
+        comment = "// busy\n" if self.case.language_id == "c" else "# busy\n"
+        await self.client.change_incremental(other, 2 * self.rounds, {"start": end, "end": end}, comment)
+        after = {"line": end["line"] + 1, "character": 0}
+        await self.client.change_incremental(other, 2 * self.rounds + 1, {"start": end, "end": after}, "")
+        at = self._position(self.case.intl, self.case.cross_file)
+        refs = {**at, "context": {"includeDeclaration": True}}
+        pending = [await self.client.start_request("textDocument/references", refs) for _ in range(3)]
+        for request in pending:
+            await request.cancel()
+        asks = [
+            ("textDocument/documentSymbol", {"textDocument": at["textDocument"]}),
+            ("textDocument/hover", at),
+            ("textDocument/references", refs),
+        ]
+        pending += [await self.client.start_request(method, params) for method, params in asks]
+        for request in pending:
+            try:
+                await request.result(timeout=60)
+            except LspClientError:
+                pass  # cancelled, or the server's trouble: B's answers are not compared
+
+    async def keep_busy(self, stop: anyio.Event) -> None:
+        """Rounds until stop is set."""
+        while not stop.is_set():
+            await self.round()
+            with anyio.move_on_after(0.2):
+                await stop.wait()
