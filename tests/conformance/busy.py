@@ -17,6 +17,7 @@ from support.lspclient import LspClient, LspClientError, path_uri
 from conformance.positions import lsp_position, negotiated_encoding, position_of
 from conformance.profiles import Profile
 from conformance.servers import ServerCase
+from conformance.session import answer_like_an_editor
 
 
 class BusyEditor:
@@ -29,6 +30,7 @@ class BusyEditor:
         self.root = root
         self.encoding = "utf-16"
         self.rounds = 0
+        answer_like_an_editor(client)
 
     async def start(self) -> None:
         """initialize, open the shared file and another one, cancel a few references."""

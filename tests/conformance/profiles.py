@@ -58,7 +58,7 @@ class Profile:
             value = self.declares(server, *path)
             if isinstance(value, list):
                 offered += [v for v in value if isinstance(v, str)]
-        return offered + ["utf-16"]
+        return [*offered, "utf-16"]
 
 
 def _deep_merge(into: dict[str, Any], extra: dict[str, Any]) -> None:

@@ -4,11 +4,12 @@ while a second, busy editor with another profile shares the same server instance
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from support.daemon_proc import running_daemon
+from support.daemon_proc import VENV_BIN, running_daemon
 from support.lspclient import LspClient
 
 from conformance.busy import BusyEditor
@@ -38,13 +39,17 @@ def partner_of(profile: str) -> str:
 async def run_direct(case: ServerCase, profile: Profile, base: Path) -> Transcript:
     """The session against the server alone, as the editor would run it without lensmux."""
     root, extra = write_project(case, base)
-    async with LspClient.over_process(case.argv, cwd=root, name=profile.name) as client:
+    # The daemon's servers find the venv first on PATH (daemon_proc.lensmux_env); so does this one.
+    env = {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
+    async with LspClient.over_process(case.argv, cwd=root, env=env, name=profile.name) as client:
         transcript = await Session(client, case, profile, root, extra).run()
         await client.shutdown_and_exit()
     return transcript
 
 
-async def run_shared(case: ServerCase, profile: Profile, partner: Profile, base: Path, argv: list[str]) -> tuple[Transcript, int]:
+async def run_shared(
+    case: ServerCase, profile: Profile, partner: Profile, base: Path, argv: list[str]
+) -> tuple[Transcript, int]:
     """The session through lensmux (argv: `lensmux client <server>`) while partner is busy."""
     root, extra = write_project(case, base)
     async with (

@@ -29,13 +29,26 @@ REFRESH_CAPABILITY = {
 }
 
 
-async def settle(client: LspClient, quiet: float = 0.5, limit: float = 10) -> None:
-    """Wait until nothing has arrived for `quiet` seconds (at most `limit`)."""
+def answer_like_an_editor(client: LspClient) -> None:
+    """Answer refresh requests as editors do (null); an error answer makes some servers exit."""
+    for method in REFRESH_CAPABILITY:
+        client.on_server_request(method, lambda params: None)
+
+
+NOISE = frozenset({"$/progress", "window/workDoneProgress/create", "window/logMessage"})
+
+
+def _answers_and_news(client: LspClient) -> int:
+    return sum(1 for m in client.messages if m.get("method") not in NOISE)
+
+
+async def settle(client: LspClient, quiet: float = 0.3, limit: float = 5) -> None:
+    """Wait until nothing but progress and log lines has arrived for `quiet` seconds (at most `limit`)."""
     with anyio.move_on_after(limit):
         while True:
-            seen = len(client.messages)
+            seen = _answers_and_news(client)
             await anyio.sleep(quiet)
-            if len(client.messages) == seen:
+            if _answers_and_news(client) == seen:
                 return
 
 
@@ -54,6 +67,7 @@ class Session:
         self.server_caps: dict[str, Any] = {}
         self.uri = path_uri(root / case.intl)
         self.version = 0
+        answer_like_an_editor(client)
 
     # -- helpers ------------------------------------------------------------------
 
@@ -116,6 +130,7 @@ class Session:
         result = await self.client.request("initialize", params, timeout=120)
         self.client.initialize_result = result
         await self.client.notify("initialized", {})
+        await settle(self.client)  # registrations that follow `initialized` decide push or pull
         self.encoding = negotiated_encoding(result)
         caps = {k: v for k, v in result["capabilities"].items() if k != "positionEncoding"}
         self.server_caps = result["capabilities"]
@@ -137,14 +152,16 @@ class Session:
             for reg in (params or {}).get("registrations", [])
         )
 
-    async def diagnostics(self, label: str, since: int, *, expect_push: bool = True) -> None:
-        """Record this document's diagnostics now: pulled, and the last set pushed since `since`."""
+    async def diagnostics(self, label: str, since: int, *, open_document: bool = True) -> None:
+        """Record this document's diagnostics now: pulled (if open), and the last set pushed since `since`."""
         pushed = "textDocument/publishDiagnostics"
-        if self.pull_mode():
+        if not open_document:
+            pass
+        elif self.pull_mode():
             await self.ask("diagnostics", f"{label}: pull", "textDocument/diagnostic", self.doc())
-        elif expect_push:
+        else:
             try:
-                await self.client.wait_notification(pushed, lambda p: p.get("uri") == self.uri, since=since, timeout=15)
+                await self.client.wait_notification(pushed, lambda p: p.get("uri") == self.uri, since=since, timeout=8)
             except LspTimeout:
                 pass
         await settle(self.client)
@@ -265,7 +282,7 @@ class Session:
         event = {"event": {"added": [folder], "removed": []}}
         await self.client.notify("workspace/didChangeWorkspaceFolders", event)
         found: Any = []
-        with anyio.move_on_after(20):
+        with anyio.move_on_after(10):
             while not found:
                 found = await self.client.request("workspace/symbol", {"query": self.case.extra_symbol})
                 found = [s for s in found or [] if s.get("name") == self.case.extra_symbol]
@@ -278,7 +295,7 @@ class Session:
         since = len(self.client.notifications)
         await self.client.close(self.uri)
         del self.texts[self.uri]
-        await self.diagnostics("after close", since, expect_push=False)
+        await self.diagnostics("after close", since, open_document=False)
 
     def protocol_checks(self) -> None:
         """Registrations kept as the server made them; refreshes and progress only as declared."""
@@ -307,8 +324,15 @@ class Session:
             for key in ("workDoneToken", "partialResultToken")
             if key in m["params"]
         }
-        stray = [p for m, p in self.client.notifications if m == "$/progress" and _hashable(p.get("token")) not in created | supplied]
+        stray = [
+            p
+            for m, p in self.client.notifications
+            if m == "$/progress" and _hashable(p.get("token")) not in created | supplied
+        ]
         self.transcript.record("progress", "$/progress on tokens never created for or given by this client", len(stray))
+        requests = sum(1 for m in self.client.sent_messages if "method" in m and "id" in m)
+        creates = sum(1 for m, _ in self.client.server_requests if m == "window/workDoneProgress/create")
+        self.transcript.record("progress", "more progress created than requests sent", creates > requests)
         undeclared = bool(created) and not self.profile.declares(self.case.name, "window", "workDoneProgress")
         self.transcript.record("progress", "progress created though the client did not declare it", undeclared)
 
