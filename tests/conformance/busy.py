@@ -62,7 +62,11 @@ class BusyEditor:
         await self.client.change_incremental(other, 2 * self.rounds + 1, {"start": end, "end": after}, "")
         at = self._position(self.case.intl, self.case.cross_file)
         refs = {**at, "context": {"includeDeclaration": True}}
-        pending = [await self.client.start_request("textDocument/references", refs) for _ in range(3)]
+        # Each with its own progress token (as VS Code sends them): distinct requests, really sent.
+        pending = [
+            await self.client.start_request("textDocument/references", {**refs, "workDoneToken": f"b{self.rounds}.{i}"})
+            for i in range(3)
+        ]
         for request in pending:
             await request.cancel()
         asks = [
@@ -76,6 +80,15 @@ class BusyEditor:
                 await request.result(timeout=60)
             except LspClientError:
                 pass  # cancelled, or the server's trouble: B's answers are not compared
+
+    async def ask_now(self) -> None:
+        """Send requests on the shared file without waiting (their answers are not compared)."""
+        # codeAction: never answered from the daemon's cache, so it is really in flight.
+        at = self._position(self.case.intl, self.case.cross_file)
+        span = {"start": at["position"], "end": at["position"]}
+        params = {"textDocument": at["textDocument"], "range": span, "context": {"diagnostics": []}}
+        for _ in range(2):
+            await self.client.start_request("textDocument/codeAction", params)
 
     async def keep_busy(self, stop: anyio.Event) -> None:
         """Rounds until stop is set."""

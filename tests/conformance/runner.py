@@ -62,7 +62,8 @@ async def run_shared(
         async with anyio.create_task_group() as group:
             group.start_soon(busy.keep_busy, stop)
             try:
-                transcript = await Session(a_client, case, profile, root, extra).run()
+                session = Session(a_client, case, profile, root, extra, while_command_runs=busy.ask_now)
+                transcript = await session.run()
             finally:
                 stop.set()
         await a_client.shutdown_and_exit()

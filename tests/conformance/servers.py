@@ -45,6 +45,13 @@ PY_INTL = (
 C_BUSY = "static int busy_counter = 0;\n\nint busy_tick(void) {\n    return ++busy_counter;\n}\n"
 PY_BUSY = "BUSY_COUNTER = 0\n\n\ndef busy_tick() -> int:\n    return BUSY_COUNTER + 1\n"
 
+# Enough modules that a references request is still running when a cancel for it arrives.
+PY_CALLERS = {
+    f"demo/callers/mod{n:02d}.py": "from demo.util import add\n\n\n"
+    + "".join(f"def f{i}() -> int:\n    return add({i}, {n})\n\n\n" for i in range(40))
+    for n in range(40)
+}
+
 PY_EXTRA = {"extra_tools.py": "def lensmux_extra_tool() -> str:\n    return 'ok'\n"}
 
 
@@ -63,15 +70,18 @@ class ServerCase:
     symbol: str  # definition/references/hover/rename target (its call site in use_twice)
     cross_file: str  # a symbol defined in another file, for references and the cancel
     cross_file_home: str | None  # where it is defined, if the server finds that file without opening it
+    after_cancels: str  # another cross-file symbol, asked only after the busy client's cancels (no cache hit)
     action_range: str  # codeAction range (a needle on one line)
     action_title: str  # the offered action the session runs (substring of its title)
+    quickfix_at: str = ""  # a needle where the server offers a quickfix for the error the edit made
     execute_command: tuple[str, ...] = ()  # a command run directly: (name,) with the document URI as argument
     extra_folder: dict[str, str] = field(default_factory=dict)  # files of a folder added as a workspace folder
     extra_symbol: str = ""
 
 
 EDIT_TEXT = "1 + "
-ERROR_TEXT = {"c": "int bad = undefined_name; ", "python": "bad = undefined_name; "}
+# clangd offers a quickfix (with a versioned WorkspaceEdit) for the misspelt call.
+ERROR_TEXT = {"c": "int bad = twic(3); ", "python": "bad = undefined_name; "}
 NEW_NAME = "double_it"
 
 CLANGD = ServerCase(
@@ -86,15 +96,17 @@ CLANGD = ServerCase(
     symbol="twice(3)",
     cross_file="add(v, v)",
     cross_file_home=None,  # no compile_commands.json: clangd knows the files that are open
+    after_cancels="scale(2, 2)",
     action_range="add(v, v)",
     action_title="Extract subexpression",
+    quickfix_at="twic(3)",
 )
 
 PYRIGHT = ServerCase(
     name="pyright",
     language_id="python",
     argv=(str(VENV_BIN / "pyright-langserver"), "--stdio"),
-    files={**PY_FILES, "demo/intl.py": PY_INTL, "demo/busy.py": PY_BUSY},
+    files={**PY_FILES, "demo/intl.py": PY_INTL, "demo/busy.py": PY_BUSY, **PY_CALLERS},
     intl="demo/intl.py",
     other="demo/busy.py",
     edit_after='"日本🎉"; r = ',
@@ -102,6 +114,7 @@ PYRIGHT = ServerCase(
     symbol="twice(3)",
     cross_file="add(v, v)",
     cross_file_home="demo/util.py",
+    after_cancels="scale(2, 2)",
     action_range="import sys",
     action_title="Organize Imports",
     execute_command=("pyright.organizeimports",),

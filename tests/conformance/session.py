@@ -9,6 +9,7 @@ positions turned into code points of the text the client holds (see positions.py
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,19 @@ async def settle(client: LspClient, quiet: float = 0.3, limit: float = 5) -> Non
 class Session:
     """One scripted editor session over an already-connected client."""
 
-    def __init__(self, client: LspClient, case: ServerCase, profile: Profile, root: Path, extra: Path) -> None:
+    def __init__(
+        self,
+        client: LspClient,
+        case: ServerCase,
+        profile: Profile,
+        root: Path,
+        extra: Path,
+        while_command_runs: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.client = client
+        # Called right after executeCommand is sent: the busy editor asks something then, so
+        # the server's applyEdit arrives while another client has a newer request in flight.
+        self.while_command_runs = while_command_runs
         self.case = case
         self.profile = profile
         self.root = root
@@ -116,6 +128,7 @@ class Session:
         await self.navigate()
         await self.cancel()
         await self.rename()
+        await self.quickfix()
         await self.code_action()
         await self.workspace_folders()
         await self.close()
@@ -188,8 +201,9 @@ class Session:
         text = (self.root / self.case.intl).read_text(encoding="utf-8")
         self.texts[self.uri] = text
         since = len(self.client.notifications)
-        self.version = 1
-        await self.client.open(self.root / self.case.intl, self.case.language_id, text, version=1)
+        # Editors number versions their own way (Neovim sends b:changedtick), rarely from 1.
+        self.version = 10
+        await self.client.open(self.root / self.case.intl, self.case.language_id, text, version=self.version)
         await self.diagnostics("after open", since)
         await self.ask("documents", "symbols after open", "textDocument/documentSymbol", self.doc())
         await self.edit(self.case.edit_after, EDIT_TEXT)
@@ -206,16 +220,16 @@ class Session:
         refs = self.doc(position=at, context={"includeDeclaration": True})
         await self.ask("navigation", "references", "textDocument/references", refs, sort=True)
         await self.ask("navigation", "hover", "textDocument/hover", self.doc(position=at))
-        await self.cross_file_references("cross-file references")
+        await self.cross_file_references("cross-file references", self.case.cross_file)
 
-    async def cross_file_references(self, label: str) -> None:
+    async def cross_file_references(self, label: str, needle: str) -> None:
         """References of a symbol defined in another file, once the server has found that file.
 
         Asked again (up to 30 s) until the defining file is among the answers: the server may
         still be indexing, and only the answer after that is deterministic (a stale answer
         that never goes away is what this is meant to catch).
         """
-        params = self.doc(position=self.at(self.case.cross_file), context={"includeDeclaration": True})
+        params = self.doc(position=self.at(needle), context={"includeDeclaration": True})
         home = self.case.cross_file_home
         defining = path_uri(self.root / home) if home else None
         with anyio.move_on_after(30 if defining else 0):
@@ -242,13 +256,26 @@ class Session:
             code = getattr(exc, "code", None)
             answered = "cancelled" if code == -32800 else {"error": code}
         self.transcript.record("cancel", "cancelled hover got an answer", answered in ("result", "cancelled"))
-        await self.cross_file_references("references after cancels")
+        await self.cross_file_references("references after cancels", self.case.after_cancels)
 
     async def rename(self) -> None:
         """rename: the WorkspaceEdit, with the client's own document versions."""
         params = self.doc(position=self.at(self.case.symbol), newName=NEW_NAME)
         result = await self.ask("rename", "rename", "textDocument/rename", params)
         self.transcript.record("rename", "edit versions", _versions(result))
+
+    async def quickfix(self) -> None:
+        """codeAction for the error the edit made, with the diagnostics the client holds there."""
+        if not self.case.quickfix_at:
+            return
+        start = self.at(self.case.quickfix_at)
+        pushed = [p for m, p in self.client.notifications if m == "textDocument/publishDiagnostics"]
+        held = next((p["diagnostics"] for p in reversed(pushed) if p.get("uri") == self.uri), [])
+        near = [d for d in held if d.get("range", {}).get("start", {}).get("line") == start["line"]]
+        params = self.doc(range={"start": start, "end": start}, context={"diagnostics": near})
+        result = await self.ask("quickfix", "offered quickfixes", "textDocument/codeAction", params)
+        versions = [_versions(a.get("edit")) for a in result or [] if isinstance(a, dict)]
+        self.transcript.record("quickfix", "edit versions", versions)
 
     async def code_action(self) -> None:
         """codeAction on a range, then run the chosen action; record the applyEdit it causes."""
@@ -267,7 +294,16 @@ class Session:
             command = {"command": self.case.execute_command[0], "arguments": [self.uri]}
         if command is not None:
             run = {"command": command["command"], "arguments": command.get("arguments", [])}
-            await self.ask("code_action", "executeCommand", "workspace/executeCommand", run)
+            pending = await self.client.start_request("workspace/executeCommand", run)
+            if self.while_command_runs is not None:
+                await self.while_command_runs()
+            result: Any = None
+            error: LspClientError | None = None
+            try:
+                result = await pending.result(timeout=60)
+            except LspClientError as exc:
+                error = exc
+            self.transcript.record("code_action", "executeCommand", outcome(self.cp(result), error))
             await settle(self.client)
         edits = [self.cp(p) for m, p in self.client.server_requests[since:] if m == "workspace/applyEdit"]
         self.transcript.record("code_action", "applyEdit requests received", edits)
@@ -330,6 +366,8 @@ class Session:
             if m == "$/progress" and _hashable(p.get("token")) not in created | supplied
         ]
         self.transcript.record("progress", "$/progress on tokens never created for or given by this client", len(stray))
+        kinds = {m for m, _ in self.client.notifications if m not in NOISE and m != "window/showMessage"}
+        self.transcript.record("notifications", "kinds of notification received", sorted(kinds))
         requests = sum(1 for m in self.client.sent_messages if "method" in m and "id" in m)
         creates = sum(1 for m, _ in self.client.server_requests if m == "window/workDoneProgress/create")
         self.transcript.record("progress", "more progress created than requests sent", creates > requests)

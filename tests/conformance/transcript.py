@@ -19,6 +19,8 @@ from support.lspclient import path_uri
 # Members whose values a server picks freely per run.
 FREE_KEYS = frozenset({"resultId", "previousResultId", "token", "workDoneToken", "partialResultToken"})
 PID = re.compile(r"\b(pid|process)[ =:]+\d+", re.IGNORECASE)
+# file:line:col inside message text: the column is counted in the negotiated encoding.
+FILE_LINE_COL = re.compile(r"(\w\.\w+:\d+):\d+")
 
 
 @dataclass
@@ -41,7 +43,8 @@ class Transcript:
         """value with run-specific paths replaced and free members blanked; lists of notifications sorted."""
         if isinstance(value, str):
             text = value.replace(path_uri(self.base), "$BASE_URI").replace(str(self.base.resolve()), "$BASE")
-            return PID.sub(r"\1 $PID", text.replace(str(self.base), "$BASE"))
+            text = PID.sub(r"\1 $PID", text.replace(str(self.base), "$BASE"))
+            return FILE_LINE_COL.sub(r"\1:$COL", text)
         if isinstance(value, list):
             return [self.normalise(item) for item in value]
         if isinstance(value, dict):
