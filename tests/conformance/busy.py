@@ -62,19 +62,23 @@ class BusyEditor:
         await self.client.change_incremental(other, 2 * self.rounds + 1, {"start": end, "end": after}, "")
         at = self._position(self.case.intl, self.case.cross_file)
         refs = {**at, "context": {"includeDeclaration": True}}
-        # Each with its own progress token (as VS Code sends them): distinct requests, really sent.
-        pending = [
-            await self.client.start_request("textDocument/references", {**refs, "workDoneToken": f"b{self.rounds}.{i}"})
-            for i in range(3)
-        ]
-        for request in pending:
+        # One at a time, each cancelled at once (the user moved on), each with its own progress
+        # token as VS Code sends them: distinct requests that really reach the server.
+        for i in range(2):
+            request = await self.client.start_request(
+                "textDocument/references", {**refs, "workDoneToken": f"b{self.rounds}.{i}"}
+            )
             await request.cancel()
+            try:
+                await request.result(timeout=60)
+            except LspClientError:
+                pass
         asks = [
             ("textDocument/documentSymbol", {"textDocument": at["textDocument"]}),
             ("textDocument/hover", at),
             ("textDocument/references", refs),
         ]
-        pending += [await self.client.start_request(method, params) for method, params in asks]
+        pending = [await self.client.start_request(method, params) for method, params in asks]
         for request in pending:
             try:
                 await request.result(timeout=60)
@@ -89,6 +93,9 @@ class BusyEditor:
         params = {"textDocument": at["textDocument"], "range": span, "context": {"diagnostics": []}}
         for _ in range(2):
             await self.client.start_request("textDocument/codeAction", params)
+        # A slow one too (every function of the project matches), so it is still open when
+        # the server's applyEdit comes back.
+        await self.client.start_request("workspace/symbol", {"query": "f", "workDoneToken": f"b{self.rounds}.ws"})
 
     async def keep_busy(self, stop: anyio.Event) -> None:
         """Rounds until stop is set."""

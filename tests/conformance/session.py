@@ -16,27 +16,17 @@ from typing import Any
 import anyio
 from support.lspclient import LspClient, LspClientError, LspTimeout, path_uri, uri_path
 
+from conformance.checks import NOISE, REFRESH_CAPABILITY, record_protocol_checks
 from conformance.positions import lsp_position, negotiated_encoding, position_of, to_code_points
 from conformance.profiles import Profile
 from conformance.servers import EDIT_TEXT, ERROR_TEXT, NEW_NAME, ServerCase
 from conformance.transcript import Transcript, outcome, sorted_unique
-
-REFRESH_CAPABILITY = {
-    "workspace/diagnostic/refresh": ("workspace", "diagnostics"),
-    "workspace/semanticTokens/refresh": ("workspace", "semanticTokens"),
-    "workspace/inlayHint/refresh": ("workspace", "inlayHint"),
-    "workspace/inlineValue/refresh": ("workspace", "inlineValue"),
-    "workspace/codeLens/refresh": ("workspace", "codeLens"),
-}
 
 
 def answer_like_an_editor(client: LspClient) -> None:
     """Answer refresh requests as editors do (null); an error answer makes some servers exit."""
     for method in REFRESH_CAPABILITY:
         client.on_server_request(method, lambda params: None)
-
-
-NOISE = frozenset({"$/progress", "window/workDoneProgress/create", "window/logMessage"})
 
 
 def _answers_and_news(client: LspClient) -> int:
@@ -63,6 +53,7 @@ class Session:
         profile: Profile,
         root: Path,
         extra: Path,
+        *,
         while_command_runs: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
         self.client = client
@@ -132,7 +123,7 @@ class Session:
         await self.code_action()
         await self.workspace_folders()
         await self.close()
-        self.protocol_checks()
+        record_protocol_checks(self.transcript, self.client, self.profile, self.case.name)
         self.transcript.keep_messages(self.client.sent_messages, self.client.messages)
         return self.transcript
 
@@ -270,7 +261,7 @@ class Session:
             return
         start = self.at(self.case.quickfix_at)
         pushed = [p for m, p in self.client.notifications if m == "textDocument/publishDiagnostics"]
-        held = next((p["diagnostics"] for p in reversed(pushed) if p.get("uri") == self.uri), [])
+        held: list[Any] = next((p["diagnostics"] for p in reversed(pushed) if p.get("uri") == self.uri), [])
         near = [d for d in held if d.get("range", {}).get("start", {}).get("line") == start["line"]]
         params = self.doc(range={"start": start, "end": start}, context={"diagnostics": near})
         result = await self.ask("quickfix", "offered quickfixes", "textDocument/codeAction", params)
@@ -332,51 +323,6 @@ class Session:
         await self.client.close(self.uri)
         del self.texts[self.uri]
         await self.diagnostics("after close", since, open_document=False)
-
-    def protocol_checks(self) -> None:
-        """Registrations kept as the server made them; refreshes and progress only as declared."""
-        live: dict[str, Any] = {}
-        refreshes: list[str] = []
-        created: set[Any] = set()
-        for method, params in self.client.server_requests:
-            if method == "client/registerCapability":
-                for reg in params.get("registrations", []):
-                    live[reg["id"]] = {"method": reg["method"], "registerOptions": reg.get("registerOptions")}
-            elif method == "client/unregisterCapability":
-                for reg in params.get("unregisterations", params.get("unregistrations", [])):
-                    live.pop(reg.get("id"), None)
-            elif method == "window/workDoneProgress/create":
-                created.add(_hashable(params.get("token")))
-            elif method in REFRESH_CAPABILITY:
-                declared = self.profile.declares(self.case.name, *REFRESH_CAPABILITY[method])
-                if not (isinstance(declared, dict) and declared.get("refreshSupport") is True):
-                    refreshes.append(method)
-        self.transcript.record("registrations", "registrations in force at the end", sorted_unique(list(live.values())))
-        self.transcript.record("registrations", "refresh requests the client never declared", sorted(set(refreshes)))
-        supplied = {
-            _hashable(m["params"].get(key))
-            for m in self.client.sent_messages
-            if isinstance(m.get("params"), dict)
-            for key in ("workDoneToken", "partialResultToken")
-            if key in m["params"]
-        }
-        stray = [
-            p
-            for m, p in self.client.notifications
-            if m == "$/progress" and _hashable(p.get("token")) not in created | supplied
-        ]
-        self.transcript.record("progress", "$/progress on tokens never created for or given by this client", len(stray))
-        kinds = {m for m, _ in self.client.notifications if m not in NOISE and m != "window/showMessage"}
-        self.transcript.record("notifications", "kinds of notification received", sorted(kinds))
-        requests = sum(1 for m in self.client.sent_messages if "method" in m and "id" in m)
-        creates = sum(1 for m, _ in self.client.server_requests if m == "window/workDoneProgress/create")
-        self.transcript.record("progress", "more progress created than requests sent", creates > requests)
-        undeclared = bool(created) and not self.profile.declares(self.case.name, "window", "workDoneProgress")
-        self.transcript.record("progress", "progress created though the client did not declare it", undeclared)
-
-
-def _hashable(token: Any) -> Any:
-    return token if isinstance(token, str | int) else repr(token)
 
 
 def _versions(edit: Any) -> list[Any]:
