@@ -70,6 +70,8 @@ class LspClient(LspConnection):
         self.stderr_lines: list[str] = []
         self.initialize_result: dict[str, Any] | None = None
         self.workspace_folders: list[dict[str, str]] | None = None
+        # Every message this client wrote, in order (conformance transcripts read it).
+        self.sent_messages: list[dict[str, Any]] = []
         self._handlers.update(default_server_request_handlers(lambda: self.workspace_folders))
         self._stderr_done = anyio.Event()
 
@@ -133,6 +135,11 @@ class LspClient(LspConnection):
 
         async with client._serving(stop, lambda: client._stderr_task(stderr)):
             yield client
+
+    async def send_message(self, message: Mapping[str, Any]) -> None:
+        """Frame and send one JSON-RPC message, keeping a copy in `sent_messages`."""
+        self.sent_messages.append(dict(message))
+        await super().send_message(message)
 
     @property
     def pid(self) -> int | None:
