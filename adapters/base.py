@@ -46,6 +46,10 @@ def _has_marker(directory: Path, marker: str) -> bool:
 class Adapter:
     """Generic behaviour; subclasses override the quirks of one server family."""
 
+    # Whether the server's WorkspaceEdits follow the client's `workspaceEdit.documentChanges`
+    # (then a client that did not declare it gets `changes`, as from the server alone).
+    edits_follow_client_caps = True
+
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()

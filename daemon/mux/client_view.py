@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.client_caps import pulls_diagnostics
+from lensmux.daemon.mux.diagnostics import pulls
 from lensmux.daemon.mux.diagnostics_pull import diagnostic_provider
 from lensmux.daemon.mux.positions import announce
 from lensmux.daemon.wire import envelope as ev
@@ -29,19 +29,19 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
     value = ev.decode_value(server_result)
     if not isinstance(value, dict):
         return server_result
-    shaped = _shape(value, client.capabilities)
+    shaped = _shape(value, client.capabilities, pull=pulls(instance, client))
     return ev.encode_value(shaped)
 
 
-def _shape(result: dict[str, Any], client_caps: dict[str, Any]) -> dict[str, Any]:
+def _shape(result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool) -> dict[str, Any]:
     """Adjust the server's result to one client's declared capabilities."""
     caps = result.get("capabilities")
     if isinstance(caps, dict):
         caps = dict(caps)
-        # Diagnostics are served by the daemon: pulled by those that declared pull,
-        # pushed to everyone else, whatever the server would have offered.
+        # Diagnostics are served by the daemon: pulled by the clients it serves in
+        # pull mode (diagnostics.pulls), pushed to everyone else.
         caps.pop("diagnosticProvider", None)
-        if pulls_diagnostics(client_caps):
+        if pull:
             caps["diagnosticProvider"] = diagnostic_provider()
         result = {**result, "capabilities": caps}
     return announce(result, client_caps)

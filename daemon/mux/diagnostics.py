@@ -74,11 +74,20 @@ class DiagnosticsStore:
                 del self.parked[uri]
 
 
+def pulls(instance: Instance, client: ClientSession) -> bool:
+    """Whether `client` is served pull diagnostics: it declared them and the server's config offers them.
+
+    clangd and pyright push to every client, pull-capable or not, when they
+    have it alone; so pull is offered only where `pull_diagnostics` is set.
+    """
+    return instance.config.pull_diagnostics and pulls_diagnostics(client.capabilities)
+
+
 def _push_clients(instance: Instance, ids: Any) -> list[ClientSession]:
     out = []
     for cid in ids:
         client = instance.clients.get(cid)
-        if client is not None and not pulls_diagnostics(client.capabilities):
+        if client is not None and not pulls(instance, client):
             out.append(client)
     return out
 
@@ -132,7 +141,7 @@ def _refresh_pull_clients(instance: Instance, uri: str, entry: Published, answer
     shown = instance.diagnostics.shown.get(uri, {})
     for cid in instance.documents.holders(uri):
         client = instance.clients.get(cid)
-        if client is None or cid in answered or not pulls_diagnostics(client.capabilities):
+        if client is None or cid in answered or not pulls(instance, client):
             continue
         # Only a client that pulled an older set needs telling; one that never pulled will.
         seen = shown.get(cid)
@@ -153,7 +162,7 @@ def opened(instance: Instance, client: ClientSession, uri: str, *, shared: bool)
         return
     entry = store.latest.get(uri)
     doc = instance.documents.get(uri)
-    if entry is None or doc is None or pulls_diagnostics(client.capabilities) or not entry.diagnostics:
+    if entry is None or doc is None or pulls(instance, client) or not entry.diagnostics:
         return
     if entry.version is not None and entry.version != doc.version:
         # Published for text that has changed since: the server publishes again for this one.
@@ -163,7 +172,7 @@ def opened(instance: Instance, client: ClientSession, uri: str, *, shared: bool)
 
 def attached(instance: Instance, client: ClientSession) -> None:
     """A push client finished initializing: show it the diagnostics of files nobody holds (workspace analysis)."""
-    if pulls_diagnostics(client.capabilities):
+    if pulls(instance, client):
         return
     store = instance.diagnostics
     for uri in sorted(store.broadcast):
@@ -176,7 +185,7 @@ def closed(instance: Instance, client: ClientSession, uri: str, *, last: bool) -
     """A client closed `uri`: clear what it was shown, now or with the server's own clearing publish."""
     store = instance.diagnostics
     shown = store.shown.get(uri, {})
-    if client.id not in shown or pulls_diagnostics(client.capabilities):
+    if client.id not in shown or pulls(instance, client):
         # A pull client drops a closed document's pulled diagnostics itself, and is never pushed to.
         shown.pop(client.id, None)
         return

@@ -188,12 +188,21 @@ def _edits_in(method: str, value: Any) -> Any:
     return shape(value)
 
 
-def shape_result(method: str, result: Raw, caps: dict[str, Any]) -> Raw:
-    """`result` as the client with capabilities `caps` would have had it from the server alone."""
+def shape_result(method: str, result: Raw, caps: dict[str, Any], *, edits_follow_caps: bool = True) -> Raw:
+    """`result` as the client with capabilities `caps` would have had it from the server alone.
+
+    `edits_follow_caps` is False for a server that answers with `documentChanges`
+    whatever the client declared (the adapter knows): its answers pass unchanged.
+    """
     raw = bytes(result)
     if method in COMPLETION_METHODS and _completion_needs_shaping(raw, caps):
         return ev.encode_value(_completion_for(ev.decode_value(result), caps))
-    if method in EDIT_METHODS and not supports_document_changes(caps) and b'"documentChanges"' in raw:
+    if (
+        method in EDIT_METHODS
+        and edits_follow_caps
+        and not supports_document_changes(caps)
+        and b'"documentChanges"' in raw
+    ):
         return ev.encode_value(_edits_in(method, ev.decode_value(result)))
     return result
 

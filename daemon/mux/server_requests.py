@@ -67,7 +67,13 @@ def _progress_create(instance: Instance, params: Any) -> None:
     token = params.get("token") if isinstance(params, dict) else None
     if token is None:
         return
-    targets = {c.id for c in instance.clients.values() if c.supports_progress}
+    # Progress created while a client's request is in flight is that request's (pyright
+    # reports "finding references" so): only its client would have seen it alone. With
+    # nothing in flight it is the server's own background work, and every client sees it.
+    asker = instance.pending.most_recent_client()
+    owned = asker is not None and asker.id in instance.clients
+    candidates = [asker] if owned and asker is not None else list(instance.clients.values())
+    targets = {c.id for c in candidates if c.supports_progress}
     instance.progress_routes[token] = targets
     for cid in targets:
         # Each client must hear of the token before any $/progress with it.

@@ -99,7 +99,9 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
             own = renumber_result(own, client_versions(instance.documents, client.id))
         if entry.method in _SHAPED:
             # What the server would have answered this client alone (snippets, documentChanges).
-            own = shape_result(entry.method, own, client.capabilities)
+            own = shape_result(
+                entry.method, own, client.capabilities, edits_follow_caps=instance.adapter.edits_follow_client_caps
+            )
         client.send(ev.response(client_id, own))
     entry.followers.clear()
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, process_alive, wait_until
+from support.daemon_proc import LENSMUX, DaemonProc, process_alive, running_daemon, wait_until
 from support.lspclient import LspClient, default_client_capabilities
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -107,9 +107,29 @@ def _withdrawn(client: LspClient, ids: set[str], *, since: int) -> bool:
     )
 
 
-async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
+async def test_a_pull_capable_client_is_pushed_to_like_pyright_alone_would(
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
+    # pyright alone pushes even to a client that declared pull: by default so does the daemon.
+    root, path = _bad_file(PYRIGHT, request)
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="vscode") as puller:
+        result = await puller.initialize(root, capabilities=pull_caps())
+        assert "diagnosticProvider" not in result["capabilities"]
+        uri = await puller.open(path, "python")
+        published = await puller.wait_notification(
+            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+        )
+        assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
+
+
+async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
+    tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    with running_daemon(tmp_path / "pull", "[servers.pyright]\npull_diagnostics = true\n") as daemon:
+        await _pull_then_push(daemon, request)
+
+
+async def _pull_then_push(daemon: DaemonProc, request: pytest.FixtureRequest) -> None:
     root, path = _bad_file(PYRIGHT, request)
     argv = daemon.client_argv("pyright")
     async with (

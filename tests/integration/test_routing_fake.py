@@ -87,17 +87,19 @@ async def test_registrations_are_replayed_to_a_client_that_joins_later(fake_daem
             assert replayed[0]["registrations"][0]["id"] == "watch-1"
 
 
-async def test_server_progress_reaches_clients_after_create(fake_daemon: DaemonProc, root: Path) -> None:
+async def test_server_progress_reaches_the_client_whose_request_it_reports(fake_daemon: DaemonProc, root: Path) -> None:
     clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
     async with clients as (a, b):
         token = (await a.request("fake/progress", {"token": "work-1"}))["token"]
-        for client in (a, b):
-            end = await client.wait_notification("$/progress", lambda p: p["value"]["kind"] == "end", timeout=10)
-            assert end["token"] == token
-            created = [p["token"] for m, p in client.server_requests if m == "window/workDoneProgress/create"]
-            assert created == [token]
-            kinds = [p["value"]["kind"] for p in client.notifications_of("$/progress")]
-            assert kinds == ["begin", "report", "end"]
+        end = await a.wait_notification("$/progress", lambda p: p["value"]["kind"] == "end", timeout=10)
+        assert end["token"] == token
+        created = [p["token"] for m, p in a.server_requests if m == "window/workDoneProgress/create"]
+        assert created == [token]
+        assert [p["value"]["kind"] for p in a.notifications_of("$/progress")] == ["begin", "report", "end"]
+        # b had nothing in flight: alone with the server it would never have heard of a's work.
+        await b.request("fake/echo", {"sync": 1})
+        assert [m for m, _ in b.server_requests if m == "window/workDoneProgress/create"] == []
+        assert b.notifications_of("$/progress") == []
 
 
 async def test_apply_edit_goes_to_the_client_whose_request_caused_it(fake_daemon: DaemonProc, root: Path) -> None:

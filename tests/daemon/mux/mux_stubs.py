@@ -54,7 +54,7 @@ class StubInstance:
         self.registrations = RegistrationTable()
         self.pending = PendingTable()
         self.ready = True
-        self.config = SimpleNamespace(timeouts=SimpleNamespace(for_method=lambda method: 30.0))
+        self.config = SimpleNamespace(timeouts=SimpleNamespace(for_method=lambda method: 30.0), pull_diagnostics=True)
         self.to_server: list[dict[str, Any]] = []
 
     def last_active_client(self) -> Any:

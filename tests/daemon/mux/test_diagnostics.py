@@ -149,7 +149,7 @@ def test_a_waiting_pull_can_be_cancelled() -> None:
 
 def test_only_pull_clients_are_offered_pull_diagnostics() -> None:
     server_result = {"capabilities": {"hoverProvider": True, "diagnosticProvider": {"interFileDependencies": False}}}
-    assert "diagnosticProvider" not in _shape(server_result, PUSH)["capabilities"]
-    offered = _shape(server_result, PULL)["capabilities"]
+    assert "diagnosticProvider" not in _shape(server_result, PUSH, pull=False)["capabilities"]
+    offered = _shape(server_result, PULL, pull=True)["capabilities"]
     assert offered["diagnosticProvider"]["interFileDependencies"] is True
     assert offered["hoverProvider"] is True

@@ -96,9 +96,11 @@ def test_the_servers_choice_is_read_from_either_field() -> None:
 
 def test_each_client_is_told_one_encoding_in_every_field_it_reads() -> None:
     server = {"capabilities": {"positionEncoding": "utf-8", "hoverProvider": True}, "offsetEncoding": "utf-8"}
-    neovim = _shape(server, {"offsetEncoding": ["utf-8", "utf-16"], "general": {"positionEncodings": ["utf-8"]}})
+    neovim = _shape(
+        server, {"offsetEncoding": ["utf-8", "utf-16"], "general": {"positionEncodings": ["utf-8"]}}, pull=False
+    )
     assert neovim["capabilities"]["positionEncoding"] == "utf-16" and neovim["offsetEncoding"] == "utf-16"
-    plain = _shape(server, {})
+    plain = _shape(server, {}, pull=False)
     assert plain["capabilities"]["positionEncoding"] == "utf-16" and "offsetEncoding" not in plain
     assert plain["capabilities"]["hoverProvider"] is True
     assert server["offsetEncoding"] == "utf-8"  # the shared result is not changed
