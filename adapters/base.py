@@ -138,5 +138,13 @@ class Adapter:
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """See every $/progress value the server sends."""
 
+    def extension_notification(self, method: str) -> bool:
+        """Whether `method` is a notification the server sends only to clients that enabled it."""
+        return False
+
+    def notification_wanted(self, method: str, client_options: dict[str, Any]) -> bool:
+        """Whether a client that sent `client_options` as initializationOptions enabled `method`."""
+        return True
+
     def observe_notification(self, method: str, params: Any) -> None:
         """See other server notifications (status, file status)."""

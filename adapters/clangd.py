@@ -10,6 +10,7 @@ from lensmux.adapters.base import Adapter, find_executable
 
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
+FILE_STATUS = "textDocument/clangd.fileStatus"
 
 
 class ClangdAdapter(Adapter):
@@ -28,6 +29,14 @@ class ClangdAdapter(Adapter):
             if binary is not None:
                 argv[0] = str(binary)
         return argv
+
+    def extension_notification(self, method: str) -> bool:
+        """clangd's fileStatus is sent only when initializationOptions.clangdFileStatus is true."""
+        return method == FILE_STATUS
+
+    def notification_wanted(self, method: str, client_options: dict[str, Any]) -> bool:
+        """A client gets fileStatus only if it turned it on itself (the daemon turns it on for its own use)."""
+        return method != FILE_STATUS or client_options.get("clangdFileStatus") is True
 
     def indexing(self) -> bool:
         """True between the background index's `begin` and `end`."""

@@ -314,6 +314,8 @@ class Daemon:
             client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params.capabilities must be an object")
             return
         client.capabilities = capabilities
+        options = params.get("initializationOptions")
+        client.initialization_options = options if isinstance(options, dict) else {}
         assert self.registry is not None
         try:
             instance, result = await self.registry.attach(name, client, params)

@@ -51,6 +51,8 @@ class ClientSession:
         self.connected_at = time.time()
         self.last_active = time.monotonic()
         self.capabilities: dict[str, Any] = {}
+        # What the client sent as initializationOptions (it enables server extensions for itself).
+        self.initialization_options: dict[str, Any] = {}
         self.initialized = False
         self.shutdown_requested = False
         self.requests = 0

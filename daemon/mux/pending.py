@@ -46,6 +46,8 @@ class Pending:
     # followers, never stored.
     storable: bool = True
     followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
+    # The document a documentSymbol answer is about (a flat answer must name it).
+    doc_uri: str | None = None
 
 
 class PendingTable:

@@ -20,6 +20,7 @@ from lensmux.daemon.wire import envelope as ev
 log = logging.getLogger(__name__)
 
 COMPLETION_METHODS = frozenset({"textDocument/completion", "completionItem/resolve"})
+SYMBOLS_METHOD = "textDocument/documentSymbol"
 # Answers that are or contain WorkspaceEdits.
 EDIT_METHODS = frozenset(
     {
@@ -225,3 +226,33 @@ def edit_for_client(edit: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any
     if supports_document_changes(caps):
         return edit
     return as_changes(edit)
+
+
+def flat_symbols(result: Raw, uri: str, caps: dict[str, Any]) -> Raw:
+    """A hierarchical documentSymbol answer as the flat SymbolInformation list a client without
+    `hierarchicalDocumentSymbolSupport` would have had from the server alone (pre-order, with containerName)."""
+    if declared(caps, "textDocument.documentSymbol.hierarchicalDocumentSymbolSupport") is True:
+        return result
+    if b'"selectionRange"' not in bytes(result):
+        return result
+    value = ev.decode_value(result)
+    if not isinstance(value, list):
+        return result
+    flat: list[dict[str, Any]] = []
+    _flatten(value, None, uri, flat)
+    return ev.encode_value(flat)
+
+
+def _flatten(symbols: list[Any], container: str | None, uri: str, out: list[dict[str, Any]]) -> None:
+    for sym in symbols:
+        if not isinstance(sym, dict) or "range" not in sym:
+            continue
+        info: dict[str, Any] = {"name": sym.get("name", ""), "kind": sym.get("kind", 13)}
+        for optional in ("tags", "deprecated"):
+            if optional in sym:
+                info[optional] = sym[optional]
+        info["location"] = {"uri": uri, "range": sym["range"]}
+        if container is not None:
+            info["containerName"] = container
+        out.append(info)
+        _flatten(sym.get("children") or [], str(sym.get("name", "")), uri, out)

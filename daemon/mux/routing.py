@@ -30,6 +30,7 @@ from lensmux.daemon.mux.documents import ServerNotice
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.positions import client_encoding
+from lensmux.daemon.mux.result_shape import SYMBOLS_METHOD, flat_symbols
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -104,7 +105,10 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     if key is not None:
         hit = instance.cache.get(key)
         if hit is not None:
-            client.send(ev.response(env.id, Raw(hit)))
+            answer = Raw(hit)
+            if method == SYMBOLS_METHOD and key.uri is not None:
+                answer = flat_symbols(answer, key.uri, client.capabilities)
+            client.send(ev.response(env.id, answer))
             return
         leader = instance.inflight.get(key.key)
         # Join only a request sent since the last relevant edit: an older one
@@ -119,6 +123,8 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
         return
     entry = instance.pending.add_client(method, client, env.id)
+    if method == SYMBOLS_METHOD:
+        entry.doc_uri = key.uri if key is not None else _document_uri(env.params)
     if key is not None:
         # Identical requests join this one even while warming (they would get the
         # same answer from the server now); only storing waits for the warm-up.
@@ -206,6 +212,14 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     else:
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
         diagnostics.closed(instance, client, str(uri), last=docs.get(str(uri)) is None)
+
+
+def _document_uri(params: Raw | Any) -> str | None:
+    """`params.textDocument.uri` of a request, if it has one."""
+    value = ev.decode_value(params)
+    doc = value.get("textDocument") if isinstance(value, dict) else None
+    uri = doc.get("uri") if isinstance(doc, dict) else None
+    return uri if isinstance(uri, str) else None
 
 
 async def _disk_text(uri: Any) -> str | None:

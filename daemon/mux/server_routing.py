@@ -18,7 +18,7 @@ from lensmux.daemon.mux import diagnostics, notebooks, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
-from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, shape_result
+from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, SYMBOLS_METHOD, flat_symbols, shape_result
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SHAPED = COMPLETION_METHODS | EDIT_METHODS
-_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS
+_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD}
 
 
 class _ProgressHead(msgspec.Struct):
@@ -102,6 +102,8 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
             own = shape_result(
                 entry.method, own, client.capabilities, edits_follow_caps=instance.adapter.edits_follow_client_caps
             )
+        if entry.method == SYMBOLS_METHOD and entry.doc_uri is not None:
+            own = flat_symbols(own, entry.doc_uri, client.capabilities)
         client.send(ev.response(client_id, own))
     entry.followers.clear()
 
@@ -119,12 +121,17 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
         return
     instance.adapter.observe_notification(str(method), env.params)
     body = ev.encode(env)
+    everyone = list(instance.clients.values())
+    if instance.adapter.extension_notification(str(method)):
+        # An extension a client turns on in its initializationOptions (clangd's
+        # fileStatus): only clients that asked for it would get it from the server alone.
+        everyone = [c for c in everyone if instance.adapter.notification_wanted(str(method), c.initialization_options)]
     if str(method).startswith("textDocument/") and env.params is not UNSET:
         # Per-document news (clangd's fileStatus, say) concerns only the clients
         # holding that document: clangd sends one with nearly every request.
-        _route_to_holders(instance, env.params, body)
+        _route_to_holders(instance, env.params, body, {c.id for c in everyone})
         return
-    for client in list(instance.clients.values()):
+    for client in everyone:
         client.send(body)
 
 
@@ -135,16 +142,19 @@ class _UriHead(msgspec.Struct):
 _uri_decoder = msgspec.json.Decoder(_UriHead)
 
 
-def _route_to_holders(instance: Instance, params: Raw, body: bytes) -> None:
+def _route_to_holders(instance: Instance, params: Raw, body: bytes, allowed: set[int]) -> None:
     try:
         uri = _uri_decoder.decode(params).uri
     except msgspec.DecodeError:
         uri = None
     if uri is None:
         for client in list(instance.clients.values()):
-            client.send(body)
+            if client.id in allowed:
+                client.send(body)
         return
     for cid in instance.documents.holders(uri):
+        if cid not in allowed:
+            continue
         holder = instance.clients.get(cid)
         if holder is not None:
             holder.send(body)

@@ -142,3 +142,13 @@ def test_servers_are_told_the_daemons_capabilities_whoever_started_them(tmp_path
         assert caps["general"]["positionEncodings"] == ["utf-16"]
     clangd = adapter_for(config.servers["clangd"]).initialize_params(editor, tmp_path, 9)
     assert clangd["capabilities"]["offsetEncoding"] == ["utf-16"]
+
+
+def test_clangd_file_status_goes_only_to_clients_that_enabled_it() -> None:
+    config = load_config(None)
+    clangd = adapter_for(config.servers["clangd"])
+    status = "textDocument/clangd.fileStatus"
+    assert clangd.extension_notification(status)
+    assert clangd.notification_wanted(status, {"clangdFileStatus": True})
+    assert not clangd.notification_wanted(status, {})
+    assert not adapter_for(config.servers["pyright"]).extension_notification(status)

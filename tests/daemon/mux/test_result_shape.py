@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 from daemon.mux.mux_stubs import StubInstance, stub
 
 from lensmux.daemon.mux import server_requests
-from lensmux.daemon.mux.result_shape import shape_result, snippet_text
+from lensmux.daemon.mux.result_shape import flat_symbols, shape_result, snippet_text
 from lensmux.daemon.wire import envelope as ev
 
 pytestmark = pytest.mark.anyio
@@ -67,3 +68,26 @@ async def test_apply_edit_with_file_operations_a_client_cannot_do_is_refused_for
     await server_requests.handle(inst, ev.decode(ev.request(5, "workspace/applyEdit", ev.encode_value({"edit": edit}))))
     assert client.messages == []
     assert inst.to_server[0]["id"] == 5 and inst.to_server[0]["result"]["applied"] is False
+
+
+def test_hierarchical_symbols_become_flat_for_a_client_without_hierarchy() -> None:
+    tree = [
+        {
+            "name": "Calc",
+            "kind": 5,
+            "range": _rng(0, 0, 9, 0),
+            "selectionRange": _rng(0, 6, 0, 10),
+            "children": [{"name": "add", "kind": 6, "range": _rng(1, 4, 2, 0), "selectionRange": _rng(1, 8, 1, 11)}],
+        },
+        {"name": "main", "kind": 12, "range": _rng(10, 0, 12, 0), "selectionRange": _rng(10, 4, 10, 8)},
+    ]
+    raw = ev.encode_value(tree)
+    flat = msgspec.json.decode(flat_symbols(raw, "file:///p/a.py", {}))
+    assert [(s["name"], s.get("containerName")) for s in flat] == [("Calc", None), ("add", "Calc"), ("main", None)]
+    assert flat[1]["location"] == {"uri": "file:///p/a.py", "range": _rng(1, 4, 2, 0)}
+    hierarchical = {"textDocument": {"documentSymbol": {"hierarchicalDocumentSymbolSupport": True}}}
+    assert flat_symbols(raw, "file:///p/a.py", hierarchical) is raw
+
+
+def _rng(sl: int, sc: int, el: int, ec: int) -> dict[str, dict[str, int]]:
+    return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
