@@ -55,8 +55,8 @@ WORKSPACE_FOLDERS = (
 )
 
 NOTIFICATIONS_PYRIGHT = (
-    "issue 12 point 5: this client gets no publishDiagnostics at all: the first client's pull capability made "
-    "pyright pull-only"
+    "issue 12 point 5 (and 7): this client may receive no publishDiagnostics at all: a pull-declaring first "
+    "client made pyright pull-only, and the diagnostics of a document another client opened first are not replayed"
 )
 
 CODE_ACTION = (
@@ -64,6 +64,11 @@ CODE_ACTION = (
     "the newest request in flight"
 )
 
+
+REFRESH = (
+    "issue 12 point 6: a refresh request (workspace/semanticTokens/refresh) reaches this client, which never declared "
+    "refreshSupport for it"
+)
 
 XFAILS: dict[tuple[str, str, str], str] = {
     ("clangd", "eglot", "diagnostics"): DIAGNOSTICS,
@@ -131,6 +136,12 @@ XFAILS: dict[tuple[str, str, str], str] = {
     ("pyright", "neovim-0.10", "code_action"): CODE_ACTION,
     ("pyright", "neovim-0.7", "code_action"): CODE_ACTION,
     ("pyright", "vscode", "code_action"): CODE_ACTION,
+    ("clangd", "neovim-0.7", "registrations"): REFRESH,
+    ("pyright", "lsp-mode", "notifications"): NOTIFICATIONS_PYRIGHT,
+    ("pyright", "helix", "notifications"): NOTIFICATIONS_PYRIGHT,
+    ("pyright", "eglot", "notifications"): NOTIFICATIONS_PYRIGHT,
+    ("pyright", "neovim-0.10", "notifications"): NOTIFICATIONS_PYRIGHT,
+    ("pyright", "vscode", "notifications"): NOTIFICATIONS_PYRIGHT,
 }
 
 TIMING: frozenset[tuple[str, str, str]] = frozenset(
@@ -147,5 +158,11 @@ TIMING: frozenset[tuple[str, str, str]] = frozenset(
         ("pyright", "neovim-0.10", "code_action"),
         ("pyright", "neovim-0.7", "code_action"),
         ("pyright", "vscode", "code_action"),
+        ("clangd", "neovim-0.7", "registrations"),
+        ("pyright", "lsp-mode", "notifications"),
+        ("pyright", "helix", "notifications"),
+        ("pyright", "eglot", "notifications"),
+        ("pyright", "neovim-0.10", "notifications"),
+        ("pyright", "vscode", "notifications"),
     }
 )
