@@ -27,7 +27,7 @@ from lensmux.graph.search import GatewayError, HybridSearchEngine, Overrides, Se
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.seeds import keyword_expression
 
-__all__ = ["NullGateway", "OfflineIndex"]
+__all__ = ["NullGateway", "OfflineIndex", "model_id"]
 
 CUTOFF = 10
 # Chunks asked per single-strategy query: enough that 10 distinct symbols survive collapsing.
@@ -61,6 +61,14 @@ def _ranked(nodes: Sequence[tuple[int, Node]]) -> list[tuple[str, int]]:
     return list(seen.values())
 
 
+def model_id(embedder: Embedder) -> str:
+    """The model id the daemon stores its index under (name, precision, builder): another one rebuilds it."""
+    info = embedder.info()
+    if info.manifest is None:
+        return str(info.name)
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version}"
+
+
 class OfflineIndex:
     """One root's index opened read-mostly in this process."""
 
@@ -70,7 +78,7 @@ class OfflineIndex:
         self._files = IndexFiles.open(
             store_dir,
             self.root,
-            model_id=embedder.info().name,
+            model_id=model_id(embedder),
             dim=embedder.dim,
             hnsw=HnswParams(),
             note=lambda message: None,

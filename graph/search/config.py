@@ -66,6 +66,9 @@ class FusionWeights:
 
     vector: float = 3.0
     keyword: float = 1.0
+    # "rrf": weight / (rrf_k + rank) per source; "convex": weight * score, the vector side
+    # its cosine and the keyword side its BM25 over the query's best BM25 (so both lie in [0, 1]).
+    method: str = "rrf"
     prose: float = 0.5
     tests: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
@@ -98,6 +101,9 @@ class SearchConfig:
     # collect both contributions.
     keyword_depth: float = 3.0
     vector_depth: float = 5.0
+    # Floor of both lists in chunks: with top_k up to min_list_chunks / depth the lists, and so
+    # the fused order, are the same whatever top_k is (a request for 100 starts like one for 10).
+    min_list_chunks: int = 100
     # Fused candidates that go on to expansion and rerank, as a multiple of top_k (anchors always do).
     seeds_kept: float = 3.0
     weights: Weights = field(default_factory=Weights)

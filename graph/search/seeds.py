@@ -165,6 +165,7 @@ class _SourceHits:
     nodes: dict[str, Node] = field(default_factory=dict)
     vector: list[tuple[str, float]] = field(default_factory=list)  # (node key, best similarity), best first
     keyword: list[str] = field(default_factory=list)  # node keys, best first
+    keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -201,11 +202,19 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
             return fusion.prose
         return fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
 
+    convex = fusion.method == "convex"
+    top_bm25 = max(hits.keyword_score.values(), default=0.0)
     for rank, (key, similarity) in enumerate(hits.vector, 1):
-        fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector / (config.rrf_k + rank)
+        term = max(0.0, similarity) if convex else 1.0 / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
-        fused[key] = fused.get(key, 0.0) + share(key) * fusion.keyword / (config.rrf_k + rank)
+        if convex:
+            # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
+            term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+        else:
+            term = 1.0 / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * fusion.keyword * term
         reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
     for key in anchors.weak if fusion.mention > 0 else ():
         # A weak mention counts like a first place in one more source.
@@ -245,6 +254,11 @@ def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchCon
     return {key: anchors.tiers[key] for key in chosen if anchors.tiers[key] > TIER_NONE}
 
 
+def _list_depth(depth: float, top_k: int, config: SearchConfig) -> int:
+    """Chunks asked of one source: at least min_list_chunks, so the first answers never depend on top_k."""
+    return max(config.min_list_chunks, round(depth * top_k))
+
+
 def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet]:
     """Everything stage 1 asks the index (blocking: runs in a worker thread)."""
     query, top_k, catalog, config = ctx.query, ctx.settings.top_k, ctx.catalog, ctx.config
@@ -253,8 +267,12 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
     anchors = resolve_mentions(extract_mentions(query), catalog, max_symbols=config.max_symbol_anchors)
     expression = keyword_expression(query)
     if expression is not None:
-        keyword = ctx.store.fts_search(expression, max(1, round(config.keyword_depth * top_k)))
-        hits.keyword = _collapse(catalog.nodes_of_chunks(cid for cid, _ in keyword), hits.nodes)
+        keyword = ctx.store.fts_search(expression, _list_depth(config.keyword_depth, top_k, config))
+        bm25 = dict(keyword)
+        pairs = catalog.nodes_of_chunks(cid for cid, _ in keyword)
+        hits.keyword = _collapse(pairs, hits.nodes)
+        for chunk_id, node in pairs:
+            hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
     if embed_query is None:
         out.vector_missing = True
         out.warnings.append("vector search unavailable: no embedding model loaded; keyword and anchors only")
@@ -263,7 +281,7 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         out.warnings.append("vector search unavailable: no vectors in the index yet; keyword and anchors only")
     else:
         try:
-            found = vectors.search(embed_query(query), max(1, round(config.vector_depth * top_k)))
+            found = vectors.search(embed_query(query), _list_depth(config.vector_depth, top_k, config))
         except Exception as exc:  # the model or index may be broken; keyword search still answers
             log.warning("vector search failed", exc_info=True)
             out.vector_missing = True

@@ -1,0 +1,101 @@
+"""Leave-one-project-out cross-validation of the fusion parameters over the whole benchmark set.
+
+Every setting of GRID runs stage 1 (offline, quality.py) on every project once; then
+for each project in turn, the setting with the best mean MRR@10 over the OTHER
+projects is chosen and scored on the held-out one. The held-out scores are what
+a project never seen would get from this way of choosing; the setting chosen most
+often (and with the best mean over all) is what ships, and the table says whether
+it is the same on every fold. Nothing is tuned on a single project.
+
+    python -m bench.search.crossval                      # ≈ 10 min on 2 busy cores
+    python -m bench.search.crossval --max-queries 60     # a quick look
+
+Output: bench/out/search/crossval.json and markdown on stdout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import sys
+from typing import Any
+
+from bench.runner import arg_parser
+from bench.search.corpus import OUT_DIR, PROJECTS
+from bench.search.quality import SHIPPED, open_bench, stage1_ranks
+from bench.search.ranking import score
+from lensmux.graph.search import SearchConfig
+
+__all__ = ["GRID", "crossvalidate"]
+
+
+def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
+    fusion = dataclasses.replace(SHIPPED.fusion, method=method, vector=vector, keyword=keyword)
+    label = f"{method} v{vector:g}:k{keyword:g}" + (f" k={rrf_k}" if method == "rrf" else "")
+    return label, dataclasses.replace(SHIPPED, fusion=fusion, rrf_k=rrf_k)
+
+
+GRID: dict[str, SearchConfig] = dict(
+    [
+        *(_setting("rrf", v, 1.0, k) for k in (10, 60) for v in (1.0, 2.0, 3.0, 5.0)),
+        *(_setting("convex", 1.0, k) for k in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)),
+    ]
+)
+
+
+def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score."""
+    projects = sorted(next(iter(table.values())))
+    folds: dict[str, Any] = {}
+    for held in projects:
+        others = [p for p in projects if p != held]
+        chosen = max(table, key=lambda s: (statistics.fmean(table[s][p] for p in others), s))
+        folds[held] = {"chosen": chosen, "held_out_mrr@10": table[chosen][held]}
+    overall = max(table, key=lambda s: (statistics.fmean(table[s].values()), s))
+    return {
+        "folds": folds,
+        "mean_held_out": round(statistics.fmean(f["held_out_mrr@10"] for f in folds.values()), 4),
+        "best_over_all": overall,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid on every project and cross-validate."""
+    parser = arg_parser(__doc__)
+    parser.add_argument("projects", nargs="*", default=list(PROJECTS))
+    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries per project")
+    parser.add_argument("--index-label", default="", help="use the indexes kept under this label")
+    args = parser.parse_args(argv)
+    table: dict[str, dict[str, float]] = {label: {} for label in GRID}
+    hits: dict[str, dict[str, float]] = {label: {} for label in GRID}
+    for name in args.projects:
+        bench = open_bench(name, None, args.max_queries, args.index_label)
+        try:
+            for label, config in GRID.items():
+                figures = score(stage1_ranks(bench, config))
+                table[label][name] = figures["mrr@10"]
+                hits[label][name] = figures["hit@10"]
+        finally:
+            bench.close()
+        best = max(GRID, key=lambda s: table[s][name])
+        print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
+    result = crossvalidate(table) | {"table": table, "hit@10": hits}
+    (OUT_DIR / "crossval.json").write_text(json.dumps(result, indent=1))
+    projects = list(args.projects)
+    print("| setting | " + " | ".join(projects) + " | mean |")
+    print("| --- |" + " ---: |" * (len(projects) + 1))
+    for label in GRID:
+        row = [table[label][p] for p in projects]
+        print(f"| {label} | " + " | ".join(f"{v:.3f}" for v in row) + f" | {statistics.fmean(row):.3f} |")
+    print()
+    print("| held-out project | setting chosen on the others | held-out MRR@10 |")
+    print("| --- | --- | ---: |")
+    for held, fold in result["folds"].items():
+        print(f"| {held} | {fold['chosen']} | {fold['held_out_mrr@10']:.3f} |")
+    print(f"\nmean held-out MRR@10 {result['mean_held_out']:.3f}; best over all: {result['best_over_all']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
