@@ -22,7 +22,24 @@ from dataclasses import dataclass
 __all__ = ["CDefinition", "strip_c_comments"]
 
 _KEYWORDS = frozenset(
-    "if for while switch return sizeof do else case typedef struct union enum defined alignof _Alignof".split()
+    [
+        "if",
+        "for",
+        "while",
+        "switch",
+        "return",
+        "sizeof",
+        "do",
+        "else",
+        "case",
+        "typedef",
+        "struct",
+        "union",
+        "enum",
+        "defined",
+        "alignof",
+        "_Alignof",
+    ]
 )
 _HEAD_NAME = re.compile(r"([A-Za-z_]\w*)\s*\((?:[^()]|\([^()]*\))*\)\s*(?:const|noexcept|override|\w+\([^()]*\))*\s*$")
 # A head is a declaration, not an expression or a macro: no `=` outside the parameter list, no `#`.

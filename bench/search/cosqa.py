@@ -87,13 +87,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced")
     parser.add_argument("--search-config", default="", help="JSON of SearchConfig/FusionWeights fields to change")
     parser.add_argument("--reindex", action="store_true", help="index again even if an index exists")
+    parser.add_argument("--index-label", default="", help="keep/use the index under this label (index_set --label)")
     args = parser.parse_args(argv)
     codes, items = load(args.data_dir)
     items = sample(items, args.max_queries)
     written = build_tree(codes)
-    saved = OUT_DIR / "index-cosqa.json"
+    label = args.index_label
+    saved = OUT_DIR / f"index-cosqa{'-' + label if label else ''}.json"
     if written or args.reindex or not saved.is_file():
-        record = index_at("cosqa", ROOT)
+        record = index_at("cosqa", ROOT, label)
     else:
         record = json.loads(saved.read_text())
     config = config_from_json(args.search_config) if args.search_config else SHIPPED
@@ -115,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "cosqa": {"lines": bench.lines, "items": len(items), "functions": len(codes), "quality": quality},
     }
-    out = OUT_DIR / "cosqa.json"
+    out = OUT_DIR / f"cosqa{'-' + label if label else ''}.json"
     out.write_text(
         json.dumps({"config": dataclasses.asdict(config) | {"generic_names": None}, "index": record} | result, indent=1)
     )

@@ -31,7 +31,7 @@ __all__ = ["GRID", "crossvalidate"]
 
 
 def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
-    fusion = dataclasses.replace(SHIPPED.fusion, method=method, vector=vector, keyword=keyword)
+    fusion = dataclasses.replace(SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword)
     label = f"{method} v{vector:g}:k{keyword:g}" + (f" k={rrf_k}" if method == "rrf" else "")
     return label, dataclasses.replace(SHIPPED, fusion=fusion, rrf_k=rrf_k)
 
@@ -42,6 +42,14 @@ GRID: dict[str, SearchConfig] = dict(
         *(_setting("convex", 1.0, k) for k in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)),
     ]
 )
+# The keyword weight of C/C++ chunks, on top of the chosen setting; chosen the same way
+# (leave one project out) over the projects with C code.
+C_GRID: dict[str, SearchConfig] = {
+    f"convex v1:k0.3 c{c:g}": dataclasses.replace(
+        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c)
+    )
+    for c in (0.3, 0.5, 1.0, 1.5, 2.0, 3.0)
+}
 
 
 def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -66,26 +74,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("projects", nargs="*", default=list(PROJECTS))
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries per project")
     parser.add_argument("--index-label", default="", help="use the indexes kept under this label")
+    parser.add_argument("--reuse", action="store_true", help="reuse the saved column of a project already measured")
+    parser.add_argument("--c-grid", action="store_true", help="cross-validate the C/C++ keyword weight instead")
     args = parser.parse_args(argv)
-    table: dict[str, dict[str, float]] = {label: {} for label in GRID}
-    hits: dict[str, dict[str, float]] = {label: {} for label in GRID}
+    grid = C_GRID if args.c_grid else GRID
+    table: dict[str, dict[str, float]] = {label: {} for label in grid}
+    hits: dict[str, dict[str, float]] = {label: {} for label in grid}
     for name in args.projects:
-        bench = open_bench(name, None, args.max_queries, args.index_label)
-        try:
-            for label, config in GRID.items():
-                figures = score(stage1_ranks(bench, config))
-                table[label][name] = figures["mrr@10"]
-                hits[label][name] = figures["hit@10"]
-        finally:
-            bench.close()
-        best = max(GRID, key=lambda s: table[s][name])
+        # Each project's column is kept, so a run can reuse the columns of projects already done.
+        grid_name = "c" if args.c_grid else "main"
+        saved = (
+            OUT_DIR / "crossval-columns" / f"{grid_name}-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
+        )
+        if args.reuse and saved.is_file():
+            column = json.loads(saved.read_text())
+        else:
+            bench = open_bench(name, None, args.max_queries, args.index_label)
+            try:
+                column = {label: score(stage1_ranks(bench, config)) for label, config in grid.items()}
+            finally:
+                bench.close()
+            saved.parent.mkdir(exist_ok=True)
+            saved.write_text(json.dumps(column))
+        for label in grid:
+            table[label][name] = column[label]["mrr@10"]
+            hits[label][name] = column[label]["hit@10"]
+        best = max(grid, key=lambda s: table[s][name])
         print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
     result = crossvalidate(table) | {"table": table, "hit@10": hits}
-    (OUT_DIR / "crossval.json").write_text(json.dumps(result, indent=1))
+    suffix = f"-{args.index_label}" if args.index_label else ""
+    (OUT_DIR / f"crossval{'-c' if args.c_grid else ''}{suffix}.json").write_text(json.dumps(result, indent=1))
     projects = list(args.projects)
     print("| setting | " + " | ".join(projects) + " | mean |")
     print("| --- |" + " ---: |" * (len(projects) + 1))
-    for label in GRID:
+    for label in grid:
         row = [table[label][p] for p in projects]
         print(f"| {label} | " + " | ".join(f"{v:.3f}" for v in row) + f" | {statistics.fmean(row):.3f} |")
     print()

@@ -251,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-config", default="", help="JSON of a [daemon.search] table (default: none)")
     parser.add_argument("--label", default="", help="suffix of the output file names")
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
+    parser.add_argument("--index-label", default="", help="run in the daemon directory of index_set --label")
     parser.add_argument("--ablate-graph", action="store_true", help="also run without PageRank, without proximity")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -260,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.projects:
         try:
             prepared = load_or_prepare(name)
-            result = evaluate(prepared, search_config, OUT_DIR / "daemon" / name, args.max_queries, args.ablate_graph)
+            work = OUT_DIR / "daemon" / (f"{name}-{args.index_label}" if args.index_label else name)
+            result = evaluate(prepared, search_config, work, args.max_queries, args.ablate_graph)
         except (CorpusError, BenchDaemonError) as exc:
             print(f"bench.search.evaluate: {name}: {exc}", file=sys.stderr)
             return 1

@@ -163,18 +163,32 @@ def without_anchors(active: bool = True) -> Iterator[None]:
 SHIPPED = SearchConfig()
 
 
-def _only(config: SearchConfig, vector: float, keyword: float) -> SearchConfig:
-    return dataclasses.replace(config, fusion=dataclasses.replace(config.fusion, vector=vector, keyword=keyword))
+def _only(config: SearchConfig, *, vector: bool, keyword: bool) -> SearchConfig:
+    f = config.fusion
+    fusion = dataclasses.replace(
+        f,
+        vector=f.vector if vector else 0.0,
+        keyword=f.keyword if keyword else 0.0,
+        keyword_c=f.keyword_c if keyword else 0.0,
+    )
+    return dataclasses.replace(config, fusion=fusion)
 
 
 # name -> (config, anchors on)
 ABLATIONS: dict[str, tuple[Callable[[SearchConfig], SearchConfig], bool]] = {
     "hybrid (stage 1)": (lambda c: c, True),
     "- anchors": (lambda c: c, False),
-    "- keyword side": (lambda c: _only(c, c.fusion.vector, 0.0), True),
-    "- vector side": (lambda c: _only(c, 0.0, c.fusion.keyword), True),
+    "- keyword side": (lambda c: _only(c, vector=True, keyword=False), True),
+    "- vector side": (lambda c: _only(c, vector=False, keyword=True), True),
+    "- C keyword weight": (
+        lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, keyword_c=c.fusion.keyword)),
+        True,
+    ),
+    # The fusion before this benchmark set: RRF, vector 3 : keyword 1, lists 3x/5x top_k deep.
     "rrf 3:1 (before)": (
-        lambda c: dataclasses.replace(c, fusion=FusionWeights(method="rrf"), min_list_chunks=1),
+        lambda c: dataclasses.replace(
+            c, fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0, keyword_c=1.0), min_list_chunks=1
+        ),
         True,
     ),
 }

@@ -50,7 +50,13 @@ class Weights:
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """Reciprocal-rank-fusion weight of each seed source, and the share some kinds of text keep.
+    """How stage 1 fuses its sources, and the share some kinds of text keep.
+
+    `method` "convex" (the default) adds the sources' scores: vector * cosine +
+    keyword * BM25 / the query's best BM25, so a source that is sure of its first answer
+    counts more than one that merely ranks it first; "rrf" adds weight / (rrf_k + rank).
+    C and C++ chunks use `keyword_c` for their keyword side: the embedding model reads
+    their code worse than Python's, where identifiers carry most of the meaning.
 
     `prose` scales both contributions of a chunk no language server structured (README,
     reST, plain text windows): such a chunk matches English queries on its words alone
@@ -58,17 +64,17 @@ class FusionWeights:
     does the same for test code unless the query asks about tests: test functions exercise
     the code a question is about and repeat its words, but are rarely what is asked for.
 
-    Tuned on flask 3.1.0 only (bench/search/tune.py; docs/benchmarks.md, "Hybrid
-    search"): vector, prose and mention by coordinate search, with RRF k = 60. `tests` is
-    set by judgement (the benchmark's answers are all library code, so it would drive the
-    share to 0) and its effect is reported separately.
+    method, vector, keyword: chosen by leave-one-project-out cross-validation over nine
+    projects (bench/search/crossval.py; docs/benchmarks.md, "Hybrid search"): the same
+    setting wins on 6 of the 9 folds. keyword_c: the same, over the two C projects. `tests`
+    and `prose` are set by judgement (the benchmark's answers are all library code, so it
+    would drive the test share to 0) and their effect is reported separately.
     """
 
-    vector: float = 3.0
-    keyword: float = 1.0
-    # "rrf": weight / (rrf_k + rank) per source; "convex": weight * score, the vector side
-    # its cosine and the keyword side its BM25 over the query's best BM25 (so both lie in [0, 1]).
-    method: str = "rrf"
+    method: str = "convex"
+    vector: float = 1.0
+    keyword: float = 0.3
+    keyword_c: float = 1.5
     prose: float = 0.5
     tests: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;

@@ -56,6 +56,9 @@ PROSE_KIND = "file"
 
 
 _WORD = re.compile(r"\w+")
+# C and C++ sources: the embedding model reads their code worse than Python's, so their
+# keyword side has a weight of its own (FusionWeights.keyword_c).
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
 # reST role markup before a code span (:func:`x`, :py:meth:`x`): markup, not words of the query.
 _ROLE = re.compile(r"(?::[\w.+-]+)+:(?=`)")
 _MAX_TERMS = 64
@@ -209,12 +212,13 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
+        weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
         if convex:
             # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
             term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
         else:
             term = 1.0 / (config.rrf_k + rank)
-        fused[key] = fused.get(key, 0.0) + share(key) * fusion.keyword * term
+        fused[key] = fused.get(key, 0.0) + share(key) * weight * term
         reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
     for key in anchors.weak if fusion.mention > 0 else ():
         # A weak mention counts like a first place in one more source.
