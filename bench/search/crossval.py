@@ -50,6 +50,15 @@ C_GRID: dict[str, SearchConfig] = {
     )
     for c in (0.3, 0.5, 1.0, 1.5, 2.0, 3.0)
 }
+# The keyword side scaled by the share of the query's words its best hits contain, to a
+# power, on top of the shipped setting (a higher keyword weight may pay once it is scaled).
+COVERAGE_GRID: dict[str, SearchConfig] = {
+    f"convex v1:k{k:g} cov{g:g}": dataclasses.replace(
+        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, keyword=k, keyword_c=k * 5, coverage=g)
+    )
+    for k in (0.3, 0.5)
+    for g in (0.0, 1.0, 2.0, 4.0)
+}
 
 
 def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
@@ -76,13 +85,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-label", default="", help="use the indexes kept under this label")
     parser.add_argument("--reuse", action="store_true", help="reuse the saved column of a project already measured")
     parser.add_argument("--c-grid", action="store_true", help="cross-validate the C/C++ keyword weight instead")
+    parser.add_argument("--coverage-grid", action="store_true", help="cross-validate the keyword coverage instead")
     args = parser.parse_args(argv)
-    grid = C_GRID if args.c_grid else GRID
+    grid = C_GRID if args.c_grid else COVERAGE_GRID if args.coverage_grid else GRID
+    grid_name = "c" if args.c_grid else "coverage" if args.coverage_grid else "main"
     table: dict[str, dict[str, float]] = {label: {} for label in grid}
     hits: dict[str, dict[str, float]] = {label: {} for label in grid}
     for name in args.projects:
         # Each project's column is kept, so a run can reuse the columns of projects already done.
-        grid_name = "c" if args.c_grid else "main"
         saved = (
             OUT_DIR / "crossval-columns" / f"{grid_name}-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
         )
@@ -103,7 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
     result = crossvalidate(table) | {"table": table, "hit@10": hits}
     suffix = f"-{args.index_label}" if args.index_label else ""
-    (OUT_DIR / f"crossval{'-c' if args.c_grid else ''}{suffix}.json").write_text(json.dumps(result, indent=1))
+    (OUT_DIR / f"crossval{'-' + grid_name if grid_name != 'main' else ''}{suffix}.json").write_text(
+        json.dumps(result, indent=1)
+    )
     projects = list(args.projects)
     print("| setting | " + " | ".join(projects) + " | mean |")
     print("| --- |" + " ---: |" * (len(projects) + 1))

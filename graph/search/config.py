@@ -57,6 +57,9 @@ class FusionWeights:
     counts more than one that merely ranks it first; "rrf" adds weight / (rrf_k + rank).
     C and C++ chunks use `keyword_c` for their keyword side: the embedding model reads
     their code worse than Python's, where identifiers carry most of the meaning.
+    The keyword side is also scaled by the share of the query's words its best hits
+    contain (to the power `coverage`): a web-style question that shares one word with
+    the code gets first places from BM25 that mean little.
 
     `prose` scales both contributions of a chunk no language server structured (README,
     reST, plain text windows): such a chunk matches English queries on its words alone
@@ -66,7 +69,8 @@ class FusionWeights:
 
     method, vector, keyword: chosen by leave-one-project-out cross-validation over nine
     projects (bench/search/crossval.py; docs/benchmarks.md, "Hybrid search"): the same
-    setting wins on 6 of the 9 folds. keyword_c: the same, over the two C projects. `tests`
+    setting wins on 6 of the 9 folds. keyword_c: the same, over the two C projects;
+    coverage: the same over the nine (1 on 7 of 9 folds). `tests`
     and `prose` are set by judgement (the benchmark's answers are all library code, so it
     would drive the test share to 0) and their effect is reported separately.
     """
@@ -75,6 +79,9 @@ class FusionWeights:
     vector: float = 1.0
     keyword: float = 0.3
     keyword_c: float = 1.5
+    # The keyword side is scaled by (share of the query's words its best hits contain) ** coverage;
+    # 0 turns this off (graph/search/coverage.py).
+    coverage: float = 1.0
     prose: float = 0.5
     tests: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;

@@ -45,12 +45,24 @@ from lensmux.graph.search.anchors import (
 )
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
+from lensmux.graph.search.coverage import coverage
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STOP_WORDS", "Seed", "SeedSet", "collect_seeds", "is_test_path", "keyword_expression", "query_terms"]
+__all__ = [
+    "STOP_WORDS",
+    "Seed",
+    "SeedSet",
+    "collect_seeds",
+    "is_test_path",
+    "keyword_expression",
+    "query_terms",
+    "query_words",
+]
 
 _FILE_ANCHOR_FLOOR = 0.5
+# Keyword hits whose text is compared with the query's words (FusionWeights.coverage).
+_COVERAGE_HITS = 10
 # The kind of chunk the index makes of text no language server structures.
 PROSE_KIND = "file"
 
@@ -111,21 +123,27 @@ def _inflections(word: str) -> list[str]:
     return [word]
 
 
-def query_terms(query: str) -> Iterator[str]:
-    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+def query_words(query: str) -> list[list[str]]:
+    """Per content word of the query, its FTS5 terms (quoted; prefix terms end in `*`)."""
     words = _WORD.findall(_ROLE.sub(" ", query))
     content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
+    out: list[list[str]] = []
     for word in content or words:  # a query of only stop words still searches for them
         lower = word.lower()
         parts = split_identifier(word)
         if len(parts) > 1 or (parts and parts[0] != lower) or not lower.isalpha():
-            yield _quote(lower)
-            yield from (_quote(p) for p in parts)
+            out.append([_quote(lower), *(_quote(p) for p in parts)])
             continue
         stems = _inflections(lower)
-        if not any(lower.startswith(stem) for stem in stems):
-            yield _quote(lower)
-        yield from (_quote(stem) + "*" for stem in stems)
+        terms = [] if any(lower.startswith(stem) for stem in stems) else [_quote(lower)]
+        out.append(terms + [_quote(stem) + "*" for stem in stems])
+    return out
+
+
+def query_terms(query: str) -> Iterator[str]:
+    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+    for terms in query_words(query):
+        yield from terms
 
 
 def _quote(term: str) -> str:
@@ -169,6 +187,7 @@ class _SourceHits:
     vector: list[tuple[str, float]] = field(default_factory=list)  # (node key, best similarity), best first
     keyword: list[str] = field(default_factory=list)  # node keys, best first
     keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
+    keyword_coverage: float = 1.0  # share of the query's words the best keyword hits contain
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -213,6 +232,8 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
         weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
+        if fusion.coverage > 0:
+            weight *= hits.keyword_coverage**fusion.coverage
         if convex:
             # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
             term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
@@ -277,6 +298,9 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         hits.keyword = _collapse(pairs, hits.nodes)
         for chunk_id, node in pairs:
             hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
+        if config.fusion.coverage > 0:
+            top_hits = ctx.store.chunks(cid for cid, _ in keyword[:_COVERAGE_HITS])
+            hits.keyword_coverage = coverage(query_words(query), (chunk.text for chunk in top_hits))
     if embed_query is None:
         out.vector_missing = True
         out.warnings.append("vector search unavailable: no embedding model loaded; keyword and anchors only")
