@@ -31,7 +31,10 @@ __all__ = ["GRID", "crossvalidate"]
 
 
 def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
-    fusion = dataclasses.replace(SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword)
+    # The first grid ran before the C weight and coverage existed: one keyword weight, no coverage.
+    fusion = dataclasses.replace(
+        SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword, coverage=0.0
+    )
     label = f"{method} v{vector:g}:k{keyword:g}" + (f" k={rrf_k}" if method == "rrf" else "")
     return label, dataclasses.replace(SHIPPED, fusion=fusion, rrf_k=rrf_k)
 
@@ -46,7 +49,8 @@ GRID: dict[str, SearchConfig] = dict(
 # (leave one project out) over the projects with C code.
 C_GRID: dict[str, SearchConfig] = {
     f"convex v1:k0.3 c{c:g}": dataclasses.replace(
-        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c)
+        SHIPPED,
+        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c, coverage=0.0),
     )
     for c in (0.3, 0.5, 1.0, 1.5, 2.0, 3.0)
 }
@@ -54,7 +58,8 @@ C_GRID: dict[str, SearchConfig] = {
 # power, on top of the shipped setting (a higher keyword weight may pay once it is scaled).
 COVERAGE_GRID: dict[str, SearchConfig] = {
     f"convex v1:k{k:g} cov{g:g}": dataclasses.replace(
-        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, keyword=k, keyword_c=k * 5, coverage=g)
+        SHIPPED,
+        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=k, keyword_c=k * 5, coverage=g),
     )
     for k in (0.3, 0.5)
     for g in (0.0, 1.0, 2.0, 4.0)

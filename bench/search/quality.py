@@ -180,6 +180,10 @@ ABLATIONS: dict[str, tuple[Callable[[SearchConfig], SearchConfig], bool]] = {
     "- anchors": (lambda c: c, False),
     "- keyword side": (lambda c: _only(c, vector=True, keyword=False), True),
     "- vector side": (lambda c: _only(c, vector=False, keyword=True), True),
+    "- keyword coverage": (
+        lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, coverage=0.0)),
+        True,
+    ),
     "- C keyword weight": (
         lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, keyword_c=c.fusion.keyword)),
         True,
@@ -187,7 +191,9 @@ ABLATIONS: dict[str, tuple[Callable[[SearchConfig], SearchConfig], bool]] = {
     # The fusion before this benchmark set: RRF, vector 3 : keyword 1, lists 3x/5x top_k deep.
     "rrf 3:1 (before)": (
         lambda c: dataclasses.replace(
-            c, fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0, keyword_c=1.0), min_list_chunks=1
+            c,
+            fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0, keyword_c=1.0, coverage=0.0),
+            min_list_chunks=1,
         ),
         True,
     ),
