@@ -1,16 +1,18 @@
-"""Stage 1: vector and keyword candidates fused by reciprocal rank, with the query's anchors in front.
+"""Stage 1: vector and keyword candidates fused by their scores, with the query's anchors in front.
 
-Fusion: score(node) = sum over sources of share(node) * weight / (rrf_k + rank), rank
-counted from 1 after a source's chunks are collapsed to their symbols; share is 1 except
-for unstructured text and test code (FusionWeights.prose, .tests; tests keep 1 when the
-query is about tests). Both lists are several times top_k deep, so a candidate that both
-sources rank fairly well collects both terms; the best seeds_kept * top_k go on to
-expansion, anchors always. Weights were tuned on flask only (docs/benchmarks.md,
-"Hybrid search"): vector 3 to keyword 1. Text relevance rescales that
-score min-max over the candidates: the best has 1, the weakest 0. RRF with k = 60 is
-deliberately flat (rank 20 still scores 3/4 of rank 1), which is right for ordering
-but would make every weak vector hit a strong PageRank restart point and let hubs
-among them win the rerank. Anchors form tiers above every fused candidate (seed 001:
+Fusion (FusionWeights.method "convex", the default): score(node) = share(node) *
+(vector * cosine + keyword * coverage^c * BM25 / the query's best BM25), each source
+counting a node's best chunk; share is 1 except for unstructured text and test code
+(FusionWeights.prose, .tests; tests keep 1 when the query is about tests), C and C++
+chunks use keyword_c, and coverage is the share of the query's words the best keyword
+hits contain (coverage.py). "rrf" adds weight / (rrf_k + rank) per source instead.
+The weights were chosen by leave-one-project-out cross-validation over nine projects
+(docs/benchmarks.md, "Hybrid search"). Both lists are at least min_list_chunks deep
+whatever top_k is, so a candidate both sources rank fairly well collects both terms and
+the order does not change with top_k; the best seeds_kept * top_k go on to expansion,
+anchors always. Text relevance rescales the fused score min-max over the candidates:
+the best has 1, the weakest 0, so a long tail of weak vector hits does not become strong
+PageRank restart points. Anchors form tiers above every fused candidate (seed 001:
 semantic never outranks explicit); an explicitly named symbol has relevance 1, a
 symbol of a named file at least 0.5.
 
@@ -213,7 +215,7 @@ def _asks_for_tests(query: str) -> bool:
 
 
 def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
-    """RRF over the sources, anchors in their tiers; ordered best first."""
+    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
