@@ -10,7 +10,7 @@ import importlib.resources
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -60,10 +60,16 @@ Seconds = Annotated[float, msgspec.Meta(gt=0.0, le=600.0)]
 
 
 class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`[daemon.search.fusion]`: stage-1 reciprocal-rank-fusion weights; unset keeps the engine default."""
+    """`[daemon.search.fusion]`: how stage 1 fuses its sources; unset keeps the engine default."""
 
+    # "convex" (scores added) or "rrf" (reciprocal ranks added).
+    method: Literal["convex", "rrf"] | UnsetType = UNSET
     vector: Weight | UnsetType = UNSET
     keyword: Weight | UnsetType = UNSET
+    # The keyword weight of C and C++ chunks.
+    keyword_c: Weight | UnsetType = UNSET
+    # The keyword side scaled by (share of the query's words its best hits contain) ** coverage.
+    coverage: Weight | UnsetType = UNSET
     # Share of a source's score kept by unstructured text (README, reST) and by test code.
     prose: Share | UnsetType = UNSET
     tests: Share | UnsetType = UNSET

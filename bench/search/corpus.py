@@ -26,11 +26,12 @@ from typing import Any
 from bench import OUT_DIR as BENCH_OUT
 from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
 from bench.runner import arg_parser
+from bench.search.c_strip import strip_c_comments
 from bench.search.docstring_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
 
 OUT_DIR = BENCH_OUT / "search"
 # Bumped whenever stripping or query selection changes, so saved copies are rebuilt.
-STRIP_VERSION = 1
+STRIP_VERSION = 3
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class Project(Sdist):
     """One pinned source distribution and the role it plays in the evaluation."""
 
     role: str = "report"  # "tuning" or "report"
+    language: str = "python"  # where the queries come from: "python" docstrings or "c" doc comments
 
     @property
     def name(self) -> str:
@@ -60,7 +62,20 @@ PROJECTS: dict[str, Project] = {
     "tornado": Project(
         "tornado", "6.4.2", "92bad5b4746e9879fd7bf1eb21dce4e3fc5128d71601f80005afa39237ad620b", "report"
     ),
+    # Added for the leave-one-project-out set: click (17k lines), jinja2 (22k), attrs (18k);
+    # C: psutil (21k lines of C beside 30k of Python, queries from its C) and brotli (the
+    # C library of the mux benchmarks, ~42k lines of C).
+    "click": Project("click", "8.1.7", "ca9853ad459e787e2192211578cc907e7594e294c7ccc834310722b41b9ca6de"),
+    "jinja2": Project("jinja2", "3.1.4", "4a3aee7acbbe7303aede8e9648d13b8bf88a429282aa6122a993f0ac800cb369"),
+    "attrs": Project("attrs", "24.2.0", "5cfb1b9148b5b086569baec03f20d7b6bf3bcacc9a42bebf87ffaaca362f6346"),
+    "psutil": Project(
+        "psutil", "6.1.0", "353815f59a7f64cdaca1c0307ee13558a0512f6db064e92fe833784f08539c7a", language="c"
+    ),
+    "brotli": Project(
+        "brotli", "1.2.1", "02b2f7b5a83485efe448a44ddf7983def05c3bb1dcf917d4f7154070260e13de", language="c"
+    ),
 }
+C_SUFFIXES = (".c", ".h", ".cc", ".cpp", ".hpp")
 
 _NOT_LIBRARY = frozenset({"test", "tests", "testing", "docs", "doc", "examples", "example", "benchmarks", "scripts"})
 
@@ -89,6 +104,8 @@ class Prepared:
     stripped_docstrings: int
     skipped_trivial: int
     skipped_nested: int
+    c_files: int = 0
+    c_lines: int = 0
 
 
 def is_library(rel_path: str) -> bool:
@@ -109,6 +126,9 @@ def prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
     root = out_dir / "roots" / name / project.tree
     shutil.rmtree(root.parent, ignore_errors=True)
     shutil.copytree(pristine, root)
+    # The copy lives under bench/out/, which the checkout's .gitignore ignores; a .git of
+    # its own makes it a work tree of its own, as a real checkout is, so the index reads it.
+    (root / ".git").mkdir(exist_ok=True)
     queries: list[Query] = []
     files = lines = stripped_count = trivial = nested = 0
     for path in sorted(root.rglob("*.py")):
@@ -133,14 +153,45 @@ def prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
             if d.nested:
                 nested += 1
                 continue
+            if project.language != "python":
+                continue
             sentence = first_sentence(d.docstring)
             if is_trivial(sentence):
                 trivial += 1
                 continue
             queries.append(Query(sentence, rel, d.qualname, d.first_line, d.def_line, d.end_line))
-    prepared = Prepared(project, root, queries, files, lines, stripped_count, trivial, nested)
+    c_files = c_lines = 0
+    if project.language == "c":
+        c_files, c_lines, c_counts = _strip_c(root, queries)
+        stripped_count += c_counts[0]
+        trivial += c_counts[1]
+    prepared = Prepared(project, root, queries, files, lines, stripped_count, trivial, nested, c_files, c_lines)
     (root.parent / "queries.json").write_text(json.dumps(summary(prepared) | {"queries": [asdict(q) for q in queries]}))
     return prepared
+
+
+def _strip_c(root: Path, queries: list[Query]) -> tuple[int, int, tuple[int, int]]:
+    """Blank the doc comments of every C/C++ file; queries from documented definitions in library .c files."""
+    files = lines = stripped = trivial = 0
+    for path in sorted(p for p in root.rglob("*") if p.suffix in C_SUFFIXES and p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        source = path.read_text(encoding="utf-8", errors="replace")
+        files += 1
+        lines += len(source.splitlines())
+        text, definitions = strip_c_comments(source)
+        path.write_text(text, encoding="utf-8")
+        stripped += len(definitions)
+        if path.suffix not in (".c", ".cc", ".cpp") or not is_library(rel):
+            continue
+        for d in definitions:
+            if not d.definition:
+                continue
+            sentence = first_sentence(d.comment)
+            if is_trivial(sentence) or sentence.upper().startswith(("TODO", "FIXME", "XXX", "NOTE")):
+                trivial += 1
+                continue
+            queries.append(Query(sentence, rel, d.name, d.first_line, d.def_line, d.end_line))
+    return files, lines, (stripped, trivial)
 
 
 def load_or_prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
@@ -159,7 +210,7 @@ def load_or_prepare(name: str, out_dir: Path = OUT_DIR) -> Prepared:
     queries = [Query(**q) for q in data["queries"]]
     return Prepared(
         project, root, queries, data["py_files"], data["py_lines"], data["stripped_docstrings"],
-        data["skipped_trivial"], data["skipped_nested"],
+        data["skipped_trivial"], data["skipped_nested"], data.get("c_files", 0), data.get("c_lines", 0),
     )  # fmt: skip
 
 
@@ -176,6 +227,9 @@ def summary(prepared: Prepared) -> dict[str, Any]:
         "root": str(prepared.root),
         "py_files": prepared.py_files,
         "py_lines": prepared.py_lines,
+        "language": p.language,
+        "c_files": prepared.c_files,
+        "c_lines": prepared.c_lines,
         "stripped_docstrings": prepared.stripped_docstrings,
         "queries": len(prepared.queries),
         "skipped_trivial": prepared.skipped_trivial,

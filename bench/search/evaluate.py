@@ -105,8 +105,20 @@ def displacement(
     }
 
 
+# Graph-stage ablations through per-request overrides (full pipeline, live expansion):
+# PageRank's centrality or the proximity term weighted 0 in the rerank.
+GRAPH_ABLATIONS: dict[str, dict[str, Any]] = {
+    "no_pagerank": {"ranking_weights": {"w2": 0.0}},
+    "no_proximity": {"ranking_weights": {"w3": 0.0}},
+}
+
+
 def evaluate(
-    prepared: Prepared, search_config: Mapping[str, Any] | None, work: Path, max_queries: int | None = None
+    prepared: Prepared,
+    search_config: Mapping[str, Any] | None,
+    work: Path,
+    max_queries: int | None = None,
+    ablate_graph: bool = False,
 ) -> dict[str, Any]:
     """Run one project through the daemon and the offline strategies; every figure in one dict."""
     from lensmux.graph.embedding.embedder import Embedder
@@ -125,6 +137,10 @@ def evaluate(
         log.info("%s: full pipeline pass done in %.0f s", prepared.project.name, full_s)
         repeat = run_queries(daemon, root, texts)
         stage1_daemon = run_queries(daemon, root, texts, {"max_graph_depth": 0})
+        graph_runs = {
+            name: run_queries(daemon, root, texts, overrides)
+            for name, overrides in (GRAPH_ABLATIONS.items() if ablate_graph else ())
+        }
         store_dir = Path(indexed["status"]["store_dir"])
     load_after = os.getloadavg()
     embedder = Embedder.open_default()
@@ -140,6 +156,7 @@ def evaluate(
         "stage1": _ranks(items, [r.ranked for r in stage1_daemon]),
         "full": _ranks(items, [r.ranked for r in full]),
     }
+    graph_quality = {name: score(_ranks(items, [r.ranked for r in runs])) for name, runs in graph_runs.items()}
     changed = sum(1 for a, b in zip(full, repeat, strict=True) if a.ids != b.ids)
     return {
         "project": summary(prepared) | {"items": len(items), "max_queries": max_queries},
@@ -149,6 +166,7 @@ def evaluate(
         "loadavg_before": load_before,
         "loadavg_after": load_after,
         "quality": {name: score(r) for name, r in ranks.items()},
+        "graph_ablations": graph_quality,
         "latency": {
             "first_pass": _latency(full),
             "repeat_pass": _latency(repeat),
@@ -210,6 +228,10 @@ def markdown(result: Mapping[str, Any]) -> str:
     for key in STRATEGIES:
         q = result["quality"][key]
         lines.append(f"| {names[key]} | {q['mrr@10']:.3f} | {q['hit@1']:.3f} | {q['hit@10']:.3f} |")
+    for key, q in result.get("graph_ablations", {}).items():
+        lines.append(
+            f"| full pipeline, {key.replace('_', ' ')} | {q['mrr@10']:.3f} | {q['hit@1']:.3f} | {q['hit@10']:.3f} |"
+        )
     for label, key in (("first pass", "first_pass"), ("repeat pass", "repeat_pass")):
         lat = result["latency"][key]
         e2e = lat["end_to_end_ms"]
@@ -229,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--search-config", default="", help="JSON of a [daemon.search] table (default: none)")
     parser.add_argument("--label", default="", help="suffix of the output file names")
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
+    parser.add_argument("--index-label", default="", help="run in the daemon directory of index_set --label")
+    parser.add_argument("--ablate-graph", action="store_true", help="also run without PageRank, without proximity")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     search_config = json.loads(args.search_config) if args.search_config else None
@@ -237,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.projects:
         try:
             prepared = load_or_prepare(name)
-            result = evaluate(prepared, search_config, OUT_DIR / "daemon" / name, args.max_queries)
+            work = OUT_DIR / "daemon" / (f"{name}-{args.index_label}" if args.index_label else name)
+            result = evaluate(prepared, search_config, work, args.max_queries, args.ablate_graph)
         except (CorpusError, BenchDaemonError) as exc:
             print(f"bench.search.evaluate: {name}: {exc}", file=sys.stderr)
             return 1

@@ -13,6 +13,8 @@ does, then cut at 10.
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -22,12 +24,13 @@ import anyio
 
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import HnswParams, Store, VectorIndex
+from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.persistence import IndexFiles
 from lensmux.graph.search import GatewayError, HybridSearchEngine, Overrides, SearchConfig, SearchRequest
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.seeds import keyword_expression
 
-__all__ = ["NullGateway", "OfflineIndex"]
+__all__ = ["NullGateway", "OfflineIndex", "model_id"]
 
 CUTOFF = 10
 # Chunks asked per single-strategy query: enough that 10 distinct symbols survive collapsing.
@@ -61,6 +64,28 @@ def _ranked(nodes: Sequence[tuple[int, Node]]) -> list[tuple[str, int]]:
     return list(seen.values())
 
 
+def model_id(embedder: Embedder) -> str:
+    """The model id the daemon stores its index under (name, precision, builder): another one rebuilds it."""
+    info = embedder.info()
+    if info.manifest is None:
+        return f"{info.name} chunks {CHUNK_TEXT_VERSION}"
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version} chunks {CHUNK_TEXT_VERSION}"
+
+
+def stored_model_id(store_dir: Path) -> str | None:
+    """The model id an index was built under (None if there is none yet).
+
+    The offline reader opens an index under the id it has, never a newer one: a
+    mismatch would make the store start over, wiping the index a daemon built.
+    """
+    path = store_dir / "index.sqlite"
+    if not path.is_file():
+        return None
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'model_id'").fetchone()
+    return None if row is None else str(row[0])
+
+
 class OfflineIndex:
     """One root's index opened read-mostly in this process."""
 
@@ -70,7 +95,7 @@ class OfflineIndex:
         self._files = IndexFiles.open(
             store_dir,
             self.root,
-            model_id=embedder.info().name,
+            model_id=stored_model_id(store_dir) or model_id(embedder),
             dim=embedder.dim,
             hnsw=HnswParams(),
             note=lambda message: None,

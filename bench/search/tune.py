@@ -113,7 +113,8 @@ def tune_stage1(offline: OfflineIndex, items: Sequence[EvalItem]) -> dict[str, A
         ranked = offline.stage1(texts, config)
         return score([rank_of(item, r) for item, r in zip(items, ranked, strict=True)])
 
-    current = SearchConfig(fusion=FusionWeights(tests=TESTS_SHARE))
+    # The flask-only tuning searched RRF weights (issue 14 replaced it with bench.search.crossval).
+    current = SearchConfig(fusion=FusionWeights(method="rrf", keyword_c=1.0, coverage=0.0, tests=TESTS_SHARE))
     trail: list[dict[str, Any]] = []
     best = mrr(current)
     trail.append({"knob": "start", "config": _knobs(current), "score": best})
@@ -130,7 +131,9 @@ def tune_stage1(offline: OfflineIndex, items: Sequence[EvalItem]) -> dict[str, A
             log.info("round %d %s -> %s (MRR@10 %.4f)", round_number, knob, _get(current, knob), best["mrr@10"])
     ablations = {
         "tests_share_1.0": mrr(dataclasses.replace(current, fusion=dataclasses.replace(current.fusion, tests=1.0))),
-        "untuned_defaults": mrr(SearchConfig(fusion=FusionWeights(tests=1.0))),
+        "untuned_defaults": mrr(
+            SearchConfig(fusion=FusionWeights(method="rrf", vector=1.0, keyword=1.0, keyword_c=1.0, coverage=0.0))
+        ),
     }
     return {"chosen": _knobs(current), "score": best, "ablations": ablations, "trail": trail}
 

@@ -26,6 +26,7 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
+from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -274,5 +275,5 @@ def _model_id(embedder: Any) -> str:
     """The model and how it was built: vectors of another build are not comparable, so they start over."""
     info = embedder.info()
     if info.manifest is None:
-        return str(info.name)
-    return f"{info.name} {info.precision} builder {info.manifest.builder_version}"
+        return f"{info.name} chunks {CHUNK_TEXT_VERSION}"
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version} chunks {CHUNK_TEXT_VERSION}"

@@ -3,6 +3,10 @@
 One chunk per function and method; a class gets one chunk of its outline (header,
 fields, docstring, member signatures, capped) while its methods get their own; code
 outside any of those (imports, globals, macros) becomes a `module` outline chunk.
+The first line of a chunk names it (`# language path kind Qualified.name`); a symbol's
+chunk adds a line of plain words, its name and enclosing class split into words and the
+words of its file's path (`make response flask app`): the embedding model reads words,
+and `BrotliEncoderCompress` or `make_response` are one odd token run to it otherwise.
 Anything longer than a window is split into overlapping line windows, and files no
 server covers become plain line windows, so every line of a file is in some chunk.
 A window over `max_chunk_tokens` is halved until it fits (a single line is cut), very
@@ -18,7 +22,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lensmux.graph.index.identifiers import split_identifier
+
 log = logging.getLogger(__name__)
+
+# Bumped whenever the text a chunk is embedded from changes: vectors of another version are
+# not comparable, so an index made with another version is rebuilt (part of its model id).
+CHUNK_TEXT_VERSION = 2
 
 # LSP SymbolKind numbers (1-based, in spec order) to their names, lower-cased.
 _KIND_ORDER = (
@@ -343,11 +353,13 @@ def _window_chunks(
     size = max(1, config.window_lines)
     step = max(1, size - max(0, config.window_overlap))
     head = f"{header} {kind} {name}"
+    words = name_words(name, header.split(" ", 2)[-1]) if symbol is not None else None
+    measured = head if words is None else f"{head}\n{words}"
     windows: list[Sequence[tuple[int, str]]] = []
     for start in range(0, max(len(entries), 1), step):
         window = _trim_blank(entries[start : start + size])
         if window:
-            windows.extend(_fit(head, window, sizer, signature))
+            windows.extend(_fit(measured, window, sizer, signature))
         if start + size >= len(entries):
             break
     chunks: list[ChunkDraft] = []
@@ -359,6 +371,8 @@ def _window_chunks(
             # Later parts repeat the signature so every window carries the symbol's name.
             if number > 1 and signature is not None:
                 body.insert(0, signature)
+        if words is not None:
+            body.insert(0, words)
         text = part + "\n" + "\n".join(body)
         chunks.append(ChunkDraft(kind, name, symbol, window[0][0], window[-1][0], text))
     return chunks
@@ -385,6 +399,13 @@ def _fit(
     middle = len(window) // 2
     halves = (_trim_blank(window[:middle]), _trim_blank(window[middle:]))
     return [piece for half in halves if half for piece in _fit(head, half, sizer, signature)]
+
+
+def name_words(qualified_name: str, rel_path: str) -> str:
+    """A symbol's name, enclosing class and file path as plain lower-case words, each once."""
+    stem = rel_path.rsplit(".", 1)[0]
+    words = split_identifier(qualified_name) + split_identifier(stem)
+    return " ".join(dict.fromkeys(w for w in words if not w.isdigit()))
 
 
 def _trim_blank(window: Sequence[tuple[int, str]]) -> Sequence[tuple[int, str]]:

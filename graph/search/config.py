@@ -50,7 +50,16 @@ class Weights:
 
 @dataclass(frozen=True, slots=True)
 class FusionWeights:
-    """Reciprocal-rank-fusion weight of each seed source, and the share some kinds of text keep.
+    """How stage 1 fuses its sources, and the share some kinds of text keep.
+
+    `method` "convex" (the default) adds the sources' scores: vector * cosine +
+    keyword * BM25 / the query's best BM25, so a source that is sure of its first answer
+    counts more than one that merely ranks it first; "rrf" adds weight / (rrf_k + rank).
+    C and C++ chunks use `keyword_c` for their keyword side: the embedding model reads
+    their code worse than Python's, where identifiers carry most of the meaning.
+    The keyword side is also scaled by the share of the query's words its best hits
+    contain (to the power `coverage`): a web-style question that shares one word with
+    the code gets first places from BM25 that mean little.
 
     `prose` scales both contributions of a chunk no language server structured (README,
     reST, plain text windows): such a chunk matches English queries on its words alone
@@ -58,14 +67,21 @@ class FusionWeights:
     does the same for test code unless the query asks about tests: test functions exercise
     the code a question is about and repeat its words, but are rarely what is asked for.
 
-    Tuned on flask 3.1.0 only (bench/search/tune.py; docs/benchmarks.md, "Hybrid
-    search"): vector, prose and mention by coordinate search, with RRF k = 60. `tests` is
-    set by judgement (the benchmark's answers are all library code, so it would drive the
-    share to 0) and its effect is reported separately.
+    method, vector, keyword: chosen by leave-one-project-out cross-validation over nine
+    projects (bench/search/crossval.py; docs/benchmarks.md, "Hybrid search"): the same
+    setting wins on 6 of the 9 folds. keyword_c: the same, over the two C projects;
+    coverage: the same over the nine (1 on 7 of 9 folds). `tests`
+    and `prose` are set by judgement (the benchmark's answers are all library code, so it
+    would drive the test share to 0) and their effect is reported separately.
     """
 
-    vector: float = 3.0
-    keyword: float = 1.0
+    method: str = "convex"
+    vector: float = 1.0
+    keyword: float = 0.3
+    keyword_c: float = 1.5
+    # The keyword side is scaled by (share of the query's words its best hits contain) ** coverage;
+    # 0 turns this off (graph/search/coverage.py).
+    coverage: float = 1.0
     prose: float = 0.5
     tests: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
@@ -98,6 +114,9 @@ class SearchConfig:
     # collect both contributions.
     keyword_depth: float = 3.0
     vector_depth: float = 5.0
+    # Floor of both lists in chunks: with top_k up to min_list_chunks / depth the lists, and so
+    # the fused order, are the same whatever top_k is (a request for 100 starts like one for 10).
+    min_list_chunks: int = 100
     # Fused candidates that go on to expansion and rerank, as a multiple of top_k (anchors always do).
     seeds_kept: float = 3.0
     weights: Weights = field(default_factory=Weights)

@@ -1,16 +1,18 @@
-"""Stage 1: vector and keyword candidates fused by reciprocal rank, with the query's anchors in front.
+"""Stage 1: vector and keyword candidates fused by their scores, with the query's anchors in front.
 
-Fusion: score(node) = sum over sources of share(node) * weight / (rrf_k + rank), rank
-counted from 1 after a source's chunks are collapsed to their symbols; share is 1 except
-for unstructured text and test code (FusionWeights.prose, .tests; tests keep 1 when the
-query is about tests). Both lists are several times top_k deep, so a candidate that both
-sources rank fairly well collects both terms; the best seeds_kept * top_k go on to
-expansion, anchors always. Weights were tuned on flask only (docs/benchmarks.md,
-"Hybrid search"): vector 3 to keyword 1. Text relevance rescales that
-score min-max over the candidates: the best has 1, the weakest 0. RRF with k = 60 is
-deliberately flat (rank 20 still scores 3/4 of rank 1), which is right for ordering
-but would make every weak vector hit a strong PageRank restart point and let hubs
-among them win the rerank. Anchors form tiers above every fused candidate (seed 001:
+Fusion (FusionWeights.method "convex", the default): score(node) = share(node) *
+(vector * cosine + keyword * coverage^c * BM25 / the query's best BM25), each source
+counting a node's best chunk; share is 1 except for unstructured text and test code
+(FusionWeights.prose, .tests; tests keep 1 when the query is about tests), C and C++
+chunks use keyword_c, and coverage is the share of the query's words the best keyword
+hits contain (coverage.py). "rrf" adds weight / (rrf_k + rank) per source instead.
+The weights were chosen by leave-one-project-out cross-validation over nine projects
+(docs/benchmarks.md, "Hybrid search"). Both lists are at least min_list_chunks deep
+whatever top_k is, so a candidate both sources rank fairly well collects both terms and
+the order does not change with top_k; the best seeds_kept * top_k go on to expansion,
+anchors always. Text relevance rescales the fused score min-max over the candidates:
+the best has 1, the weakest 0, so a long tail of weak vector hits does not become strong
+PageRank restart points. Anchors form tiers above every fused candidate (seed 001:
 semantic never outranks explicit); an explicitly named symbol has relevance 1, a
 symbol of a named file at least 0.5.
 
@@ -45,17 +47,32 @@ from lensmux.graph.search.anchors import (
 )
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
+from lensmux.graph.search.coverage import coverage
 
 log = logging.getLogger(__name__)
 
-__all__ = ["STOP_WORDS", "Seed", "SeedSet", "collect_seeds", "is_test_path", "keyword_expression", "query_terms"]
+__all__ = [
+    "STOP_WORDS",
+    "Seed",
+    "SeedSet",
+    "collect_seeds",
+    "is_test_path",
+    "keyword_expression",
+    "query_terms",
+    "query_words",
+]
 
 _FILE_ANCHOR_FLOOR = 0.5
+# Keyword hits whose text is compared with the query's words (FusionWeights.coverage).
+_COVERAGE_HITS = 10
 # The kind of chunk the index makes of text no language server structures.
 PROSE_KIND = "file"
 
 
 _WORD = re.compile(r"\w+")
+# C and C++ sources: the embedding model reads their code worse than Python's, so their
+# keyword side has a weight of its own (FusionWeights.keyword_c).
+_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
 # reST role markup before a code span (:func:`x`, :py:meth:`x`): markup, not words of the query.
 _ROLE = re.compile(r"(?::[\w.+-]+)+:(?=`)")
 _MAX_TERMS = 64
@@ -108,21 +125,27 @@ def _inflections(word: str) -> list[str]:
     return [word]
 
 
-def query_terms(query: str) -> Iterator[str]:
-    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+def query_words(query: str) -> list[list[str]]:
+    """Per content word of the query, its FTS5 terms (quoted; prefix terms end in `*`)."""
     words = _WORD.findall(_ROLE.sub(" ", query))
     content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
+    out: list[list[str]] = []
     for word in content or words:  # a query of only stop words still searches for them
         lower = word.lower()
         parts = split_identifier(word)
         if len(parts) > 1 or (parts and parts[0] != lower) or not lower.isalpha():
-            yield _quote(lower)
-            yield from (_quote(p) for p in parts)
+            out.append([_quote(lower), *(_quote(p) for p in parts)])
             continue
         stems = _inflections(lower)
-        if not any(lower.startswith(stem) for stem in stems):
-            yield _quote(lower)
-        yield from (_quote(stem) + "*" for stem in stems)
+        terms = [] if any(lower.startswith(stem) for stem in stems) else [_quote(lower)]
+        out.append(terms + [_quote(stem) + "*" for stem in stems])
+    return out
+
+
+def query_terms(query: str) -> Iterator[str]:
+    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+    for terms in query_words(query):
+        yield from terms
 
 
 def _quote(term: str) -> str:
@@ -165,6 +188,8 @@ class _SourceHits:
     nodes: dict[str, Node] = field(default_factory=dict)
     vector: list[tuple[str, float]] = field(default_factory=list)  # (node key, best similarity), best first
     keyword: list[str] = field(default_factory=list)  # node keys, best first
+    keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
+    keyword_coverage: float = 1.0  # share of the query's words the best keyword hits contain
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -190,7 +215,7 @@ def _asks_for_tests(query: str) -> bool:
 
 
 def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
-    """RRF over the sources, anchors in their tiers; ordered best first."""
+    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
@@ -201,11 +226,22 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
             return fusion.prose
         return fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
 
+    convex = fusion.method == "convex"
+    top_bm25 = max(hits.keyword_score.values(), default=0.0)
     for rank, (key, similarity) in enumerate(hits.vector, 1):
-        fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector / (config.rrf_k + rank)
+        term = max(0.0, similarity) if convex else 1.0 / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
-        fused[key] = fused.get(key, 0.0) + share(key) * fusion.keyword / (config.rrf_k + rank)
+        weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
+        if fusion.coverage > 0:
+            weight *= hits.keyword_coverage**fusion.coverage
+        if convex:
+            # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
+            term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
+        else:
+            term = 1.0 / (config.rrf_k + rank)
+        fused[key] = fused.get(key, 0.0) + share(key) * weight * term
         reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
     for key in anchors.weak if fusion.mention > 0 else ():
         # A weak mention counts like a first place in one more source.
@@ -245,6 +281,11 @@ def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchCon
     return {key: anchors.tiers[key] for key in chosen if anchors.tiers[key] > TIER_NONE}
 
 
+def _list_depth(depth: float, top_k: int, config: SearchConfig) -> int:
+    """Chunks asked of one source: at least min_list_chunks, so the first answers never depend on top_k."""
+    return max(config.min_list_chunks, round(depth * top_k))
+
+
 def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet]:
     """Everything stage 1 asks the index (blocking: runs in a worker thread)."""
     query, top_k, catalog, config = ctx.query, ctx.settings.top_k, ctx.catalog, ctx.config
@@ -253,8 +294,15 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
     anchors = resolve_mentions(extract_mentions(query), catalog, max_symbols=config.max_symbol_anchors)
     expression = keyword_expression(query)
     if expression is not None:
-        keyword = ctx.store.fts_search(expression, max(1, round(config.keyword_depth * top_k)))
-        hits.keyword = _collapse(catalog.nodes_of_chunks(cid for cid, _ in keyword), hits.nodes)
+        keyword = ctx.store.fts_search(expression, _list_depth(config.keyword_depth, top_k, config))
+        bm25 = dict(keyword)
+        pairs = catalog.nodes_of_chunks(cid for cid, _ in keyword)
+        hits.keyword = _collapse(pairs, hits.nodes)
+        for chunk_id, node in pairs:
+            hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
+        if config.fusion.coverage > 0:
+            top_hits = ctx.store.chunks(cid for cid, _ in keyword[:_COVERAGE_HITS])
+            hits.keyword_coverage = coverage(query_words(query), (chunk.text for chunk in top_hits))
     if embed_query is None:
         out.vector_missing = True
         out.warnings.append("vector search unavailable: no embedding model loaded; keyword and anchors only")
@@ -263,7 +311,7 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         out.warnings.append("vector search unavailable: no vectors in the index yet; keyword and anchors only")
     else:
         try:
-            found = vectors.search(embed_query(query), max(1, round(config.vector_depth * top_k)))
+            found = vectors.search(embed_query(query), _list_depth(config.vector_depth, top_k, config))
         except Exception as exc:  # the model or index may be broken; keyword search still answers
             log.warning("vector search failed", exc_info=True)
             out.vector_missing = True

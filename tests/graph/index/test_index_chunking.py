@@ -177,8 +177,9 @@ def test_big_symbol_is_split_into_overlapping_windows_that_keep_the_name() -> No
     assert len(chunks) == 3
     assert [(c.start_line, c.end_line) for c in chunks] == [(0, 59), (50, 109), (100, last)]
     for number, chunk in enumerate(chunks, 1):
-        head, first = chunk.text.split("\n")[:2]
+        head, words, first = chunk.text.split("\n")[:3]
         assert head == f"# python big.py function long_pipeline (part {number}/3)"
+        assert words == "long pipeline big", "the model reads the name and path as words"
         assert first == "def long_pipeline(value):", "every window starts with the signature"
     covered = set().union(*(range(c.start_line, c.end_line + 1) for c in chunks))
     assert covered == set(range(last + 1))
@@ -203,7 +204,15 @@ def test_lines_split_like_lsp_not_like_splitlines() -> None:
     text = "x = 1\r\ndef f():\r\n    return 2\r\n"
     chunks = chunk_file("crlf.py", "python", text, parse_document_symbols([_doc_symbol("f", 12, 1, 2)]))
     fn = next(c for c in chunks if c.kind == "function")
-    assert fn.text.split("\n")[1:] == ["def f():", "    return 2"]
+    assert fn.text.split("\n")[2:] == ["def f():", "    return 2"]
+
+
+def test_a_symbol_chunk_names_its_symbol_class_and_file_in_plain_words() -> None:
+    text = "class BrotliEncoder:\n    def encodeHQ_block(self):\n        return 1\n"
+    raw = [_doc_symbol("BrotliEncoder", 5, 0, 2, children=[_doc_symbol("encodeHQ_block", 6, 1, 2)])]
+    chunks = chunk_file("c/enc/encoder_state.py", "python", text, parse_document_symbols(raw))
+    method = next(c for c in chunks if c.kind == "method")
+    assert method.text.split("\n")[1] == "brotli encoder encode hq block c enc state"
 
 
 def test_malformed_symbols_are_ignored() -> None:

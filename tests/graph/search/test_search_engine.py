@@ -186,3 +186,18 @@ class FakeSymbolSourceNone:
 
     async def document_symbols(self, path: Path, language_id: str, text: str) -> None:
         return None
+
+
+async def test_rrf_fusion_is_still_available_and_ranks_the_same_function_first(tmp_path: Path) -> None:
+    from lensmux.graph.search import FusionWeights
+
+    query = "retry a failed upload with exponential backoff"
+    async with indexed(tmp_path, UPLOADER) as ix:
+        convex = await _engine(ix).search(SearchRequest(query=query, top_k=5), ix)
+        rrf_engine = HybridSearchEngine(
+            FakeGateway(ix.root),
+            embed_query=FakeEmbedder().embed_query,
+            config=SearchConfig(fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0)),
+        )
+        rrf = await rrf_engine.search(SearchRequest(query=query, top_k=5), ix)
+    assert convex.ranked_symbols[0].name == rrf.ranked_symbols[0].name == "backoff_send"

@@ -1,0 +1,140 @@
+"""Leave-one-project-out cross-validation of the fusion parameters over the whole benchmark set.
+
+Every setting of GRID runs stage 1 (offline, quality.py) on every project once; then
+for each project in turn, the setting with the best mean MRR@10 over the OTHER
+projects is chosen and scored on the held-out one. The held-out scores are what
+a project never seen would get from this way of choosing; the setting chosen most
+often (and with the best mean over all) is what ships, and the table says whether
+it is the same on every fold. Nothing is tuned on a single project.
+
+    python -m bench.search.crossval                      # ≈ 10 min on 2 busy cores
+    python -m bench.search.crossval --max-queries 60     # a quick look
+
+Output: bench/out/search/crossval.json and markdown on stdout.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import statistics
+import sys
+from typing import Any
+
+from bench.runner import arg_parser
+from bench.search.corpus import OUT_DIR, PROJECTS
+from bench.search.quality import SHIPPED, open_bench, stage1_ranks
+from bench.search.ranking import score
+from lensmux.graph.search import SearchConfig
+
+__all__ = ["GRID", "crossvalidate"]
+
+
+def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
+    # The first grid ran before the C weight and coverage existed: one keyword weight, no coverage.
+    fusion = dataclasses.replace(
+        SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword, coverage=0.0
+    )
+    label = f"{method} v{vector:g}:k{keyword:g}" + (f" k={rrf_k}" if method == "rrf" else "")
+    return label, dataclasses.replace(SHIPPED, fusion=fusion, rrf_k=rrf_k)
+
+
+GRID: dict[str, SearchConfig] = dict(
+    [
+        *(_setting("rrf", v, 1.0, k) for k in (10, 60) for v in (1.0, 2.0, 3.0, 5.0)),
+        *(_setting("convex", 1.0, k) for k in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)),
+    ]
+)
+# The keyword weight of C/C++ chunks, on top of the chosen setting; chosen the same way
+# (leave one project out) over the projects with C code.
+C_GRID: dict[str, SearchConfig] = {
+    f"convex v1:k0.3 c{c:g}": dataclasses.replace(
+        SHIPPED,
+        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c, coverage=0.0),
+    )
+    for c in (0.3, 0.5, 1.0, 1.5, 2.0, 3.0)
+}
+# The keyword side scaled by the share of the query's words its best hits contain, to a
+# power, on top of the shipped setting (a higher keyword weight may pay once it is scaled).
+COVERAGE_GRID: dict[str, SearchConfig] = {
+    f"convex v1:k{k:g} cov{g:g}": dataclasses.replace(
+        SHIPPED,
+        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=k, keyword_c=k * 5, coverage=g),
+    )
+    for k in (0.3, 0.5)
+    for g in (0.0, 1.0, 2.0, 4.0)
+}
+
+
+def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score."""
+    projects = sorted(next(iter(table.values())))
+    folds: dict[str, Any] = {}
+    for held in projects:
+        others = [p for p in projects if p != held]
+        chosen = max(table, key=lambda s: (statistics.fmean(table[s][p] for p in others), s))
+        folds[held] = {"chosen": chosen, "held_out_mrr@10": table[chosen][held]}
+    overall = max(table, key=lambda s: (statistics.fmean(table[s].values()), s))
+    return {
+        "folds": folds,
+        "mean_held_out": round(statistics.fmean(f["held_out_mrr@10"] for f in folds.values()), 4),
+        "best_over_all": overall,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the grid on every project and cross-validate."""
+    parser = arg_parser(__doc__)
+    parser.add_argument("projects", nargs="*", default=list(PROJECTS))
+    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries per project")
+    parser.add_argument("--index-label", default="", help="use the indexes kept under this label")
+    parser.add_argument("--reuse", action="store_true", help="reuse the saved column of a project already measured")
+    parser.add_argument("--c-grid", action="store_true", help="cross-validate the C/C++ keyword weight instead")
+    parser.add_argument("--coverage-grid", action="store_true", help="cross-validate the keyword coverage instead")
+    args = parser.parse_args(argv)
+    grid = C_GRID if args.c_grid else COVERAGE_GRID if args.coverage_grid else GRID
+    grid_name = "c" if args.c_grid else "coverage" if args.coverage_grid else "main"
+    table: dict[str, dict[str, float]] = {label: {} for label in grid}
+    hits: dict[str, dict[str, float]] = {label: {} for label in grid}
+    for name in args.projects:
+        # Each project's column is kept, so a run can reuse the columns of projects already done.
+        saved = (
+            OUT_DIR / "crossval-columns" / f"{grid_name}-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
+        )
+        if args.reuse and saved.is_file():
+            column = json.loads(saved.read_text())
+        else:
+            bench = open_bench(name, None, args.max_queries, args.index_label)
+            try:
+                column = {label: score(stage1_ranks(bench, config)) for label, config in grid.items()}
+            finally:
+                bench.close()
+            saved.parent.mkdir(exist_ok=True)
+            saved.write_text(json.dumps(column))
+        for label in grid:
+            table[label][name] = column[label]["mrr@10"]
+            hits[label][name] = column[label]["hit@10"]
+        best = max(grid, key=lambda s: table[s][name])
+        print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
+    result = crossvalidate(table) | {"table": table, "hit@10": hits}
+    suffix = f"-{args.index_label}" if args.index_label else ""
+    (OUT_DIR / f"crossval{'-' + grid_name if grid_name != 'main' else ''}{suffix}.json").write_text(
+        json.dumps(result, indent=1)
+    )
+    projects = list(args.projects)
+    print("| setting | " + " | ".join(projects) + " | mean |")
+    print("| --- |" + " ---: |" * (len(projects) + 1))
+    for label in grid:
+        row = [table[label][p] for p in projects]
+        print(f"| {label} | " + " | ".join(f"{v:.3f}" for v in row) + f" | {statistics.fmean(row):.3f} |")
+    print()
+    print("| held-out project | setting chosen on the others | held-out MRR@10 |")
+    print("| --- | --- | ---: |")
+    for held, fold in result["folds"].items():
+        print(f"| {held} | {fold['chosen']} | {fold['held_out_mrr@10']:.3f} |")
+    print(f"\nmean held-out MRR@10 {result['mean_held_out']:.3f}; best over all: {result['best_over_all']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+"""`[daemon.search.fusion]` reaches the engine: method, weights, the C keyword weight, coverage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lensmux.daemon.config import ConfigError, load_config
+from lensmux.daemon.search.service import engine_config
+from lensmux.graph.search import FusionWeights
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_fusion_table_sets_method_and_weights(tmp_path: Path) -> None:
+    path = _config(tmp_path, '[daemon.search.fusion]\nmethod = "rrf"\nkeyword_c = 2.0\ncoverage = 1.5\n')
+    fusion = engine_config(load_config(path, explicit=True).daemon.search).fusion
+    assert (fusion.method, fusion.keyword_c, fusion.coverage) == ("rrf", 2.0, 1.5)
+    assert fusion.vector == FusionWeights().vector, "what the file leaves out keeps the engine default"
+
+
+def test_unknown_fusion_method_is_a_clear_error(tmp_path: Path) -> None:
+    path = _config(tmp_path, '[daemon.search.fusion]\nmethod = "borda"\n')
+    with pytest.raises(ConfigError, match="method"):
+        load_config(path, explicit=True)
