@@ -43,5 +43,19 @@ def _shape(result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool) -
         caps.pop("diagnosticProvider", None)
         if pull:
             caps["diagnosticProvider"] = diagnostic_provider()
+        rename = caps.get("renameProvider")
+        if isinstance(rename, dict) and "prepareProvider" in rename and not _declared_prepare(client_caps):
+            # A server offers prepareRename only to clients that declared prepareSupport.
+            rest = {k: v for k, v in rename.items() if k != "prepareProvider"}
+            caps["renameProvider"] = rest or True
         result = {**result, "capabilities": caps}
     return announce(result, client_caps)
+
+
+def _declared_prepare(client_caps: dict[str, Any]) -> bool:
+    rename = (
+        (client_caps.get("textDocument") or {}).get("rename")
+        if isinstance(client_caps.get("textDocument"), dict)
+        else None
+    )
+    return isinstance(rename, dict) and rename.get("prepareSupport") is True

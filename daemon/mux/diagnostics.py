@@ -162,7 +162,8 @@ def opened(instance: Instance, client: ClientSession, uri: str, *, shared: bool)
         return
     entry = store.latest.get(uri)
     doc = instance.documents.get(uri)
-    if entry is None or doc is None or pulls(instance, client) or not entry.diagnostics:
+    # An empty set is shown too: the server alone publishes one after every open.
+    if entry is None or doc is None or pulls(instance, client):
         return
     if entry.version is not None and entry.version != doc.version:
         # Published for text that has changed since: the server publishes again for this one.
