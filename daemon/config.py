@@ -10,7 +10,7 @@ import importlib.resources
 import os
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -130,6 +130,9 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     client_queue_messages: int = 4096
     shutdown_grace: float = 5.0
     log_level: str = "info"
+    # "auto": uvloop when it is installed (a cheaper hop per message), else the stdlib loop;
+    # "asyncio" or "uvloop" force one. LENSMUX_EVENT_LOOP in the environment wins.
+    event_loop: Literal["auto", "asyncio", "uvloop"] = "auto"
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)
