@@ -307,9 +307,13 @@ class Daemon:
         if not isinstance(params, dict):
             client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params must be an object")
             return
-        info = params.get("clientInfo") or {}
-        client.name = f"{info.get('name', 'client')}-{client.id}"
-        client.capabilities = params.get("capabilities") or {}
+        capabilities = params.get("capabilities") or {}
+        if not isinstance(capabilities, dict):
+            client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize capabilities must be an object")
+            return
+        info = params.get("clientInfo")
+        client.name = f"{info.get('name', 'client') if isinstance(info, dict) else 'client'}-{client.id}"
+        client.capabilities = capabilities
         assert self.registry is not None
         try:
             instance, result = await self.registry.attach(name, client, params)

@@ -224,3 +224,20 @@ def test_params_the_daemon_cannot_read_cost_that_message_only(
         client.send_raw(frame(b'{"jsonrpc":"2.0","method":"textDocument/didOpen","params":' + did_open + b"}"))
         assert client.result("fake/echo", {"n": 3}) == {"n": 3}
     assert_everyone_else_carries_on(fake_daemon, bystander)
+
+
+@pytest.mark.parametrize("field", [b'"capabilities":1.5', b'"capabilities":{},"clientInfo":"editor"'])
+def test_initialize_with_odd_capabilities_or_client_info_is_answered_not_crashed(
+    fake_daemon: DaemonProc, workspace: Path, bystander: WireClient, field: bytes
+) -> None:
+    params = b'{"processId":null,"rootUri":"%s",%s}' % (workspace.as_uri().encode(), field)
+    with WireClient(fake_socket(fake_daemon), name="odd") as client:
+        client.send_raw(frame(b'{"jsonrpc":"2.0","id":"odd-init","method":"initialize","params":' + params + b"}"))
+        reply = client.read_message()
+        assert reply is not None and reply["id"] == "odd-init"
+        if b"1.5" in field:
+            assert reply["error"]["code"] == INVALID_PARAMS
+        else:
+            assert "capabilities" in reply["result"]
+    assert "Traceback" not in fake_daemon.log_text()
+    assert_everyone_else_carries_on(fake_daemon, bystander)
