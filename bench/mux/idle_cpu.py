@@ -20,11 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from support.daemon_proc import DaemonProc
+from support.daemon_proc import DaemonProc, descendants
 from support.lspclient import LspClient
 from support.projects import write_c_project, write_py_project
 
-from bench.daemon_launch import bench_daemon, config_text, server_pids
+from bench.daemon_launch import bench_daemon, config_text
 from bench.runner import add_common_options, arg_parser, result_header, save_result, start_logging
 from bench.stats import load_average, process_counters
 
@@ -49,15 +49,19 @@ async def _idle(daemons: dict[str, DaemonProc], work: Path, settle: float, secon
             await _attach(daemon, work / f"projects-{name}", stack)
         await anyio.sleep(settle)
         before = {name: process_counters(d.pid) for name, d in daemons.items()}
-        servers = {name: server_pids(d, "clangd") + server_pids(d, "pyright") for name, d in daemons.items()}
-        server_before = {name: sum(process_counters(p)["cpu_s"] for p in pids) for name, pids in servers.items()}
+        servers = {name: descendants(d.pid) for name, d in daemons.items()}
+        threads_before = {name: _thread_ticks(d.pid) for name, d in daemons.items()}
+        server_before = {name: sum(_cpu_or_zero(p) for p in pids) for name, pids in servers.items()}
         started = time.monotonic()
         await anyio.sleep(seconds)
         elapsed = time.monotonic() - started
         out: dict[str, Any] = {}
         for name, daemon in daemons.items():
             after = process_counters(daemon.pid)
-            server_cpu = sum(process_counters(p)["cpu_s"] for p in servers[name]) - server_before[name]
+            server_cpu = sum(_cpu_or_zero(p) for p in servers[name]) - server_before[name]
+            threads = _thread_ticks(daemon.pid)
+            main_ticks = threads.get(daemon.pid, 0) - threads_before[name].get(daemon.pid, 0)
+            other_ticks = sum(threads.values()) - sum(threads_before[name].values()) - main_ticks
             out[name] = {
                 "seconds": round(elapsed, 1),
                 "daemon_cpu_ms": round(1e3 * (after["cpu_s"] - before[name]["cpu_s"]), 1),
@@ -66,19 +70,43 @@ async def _idle(daemons: dict[str, DaemonProc], work: Path, settle: float, secon
                     (after["context_switches"] - before[name]["context_switches"]) / elapsed, 1
                 ),
                 "servers_cpu_ms": round(1e3 * server_cpu, 1),
+                # Clock ticks (10 ms) of the event loop's thread and of the worker threads (file watchers).
+                "main_thread_ms": main_ticks * 10,
+                "other_threads_ms": other_ticks * 10,
             }
     return out
+
+
+def _thread_ticks(pid: int) -> dict[int, int]:
+    """utime + stime of each thread of `pid`, in clock ticks."""
+    ticks: dict[int, int] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks[int(task.name)] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _cpu_or_zero(pid: int) -> float:
+    try:
+        return process_counters(pid)["cpu_s"]
+    except OSError:
+        return 0.0
 
 
 def render(result: dict[str, Any]) -> str:
     """One row per daemon."""
     lines = [
-        "| daemon | idle window s | daemon CPU ms | daemon CPU % | daemon context switches/s | servers' CPU ms |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| daemon | idle window s | daemon CPU ms | daemon CPU % | of which event loop thread ms | other threads ms "
+        "| event loop thread context switches/s | servers' CPU ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, row in result["daemons"].items():
         lines.append(
             f"| {name} | {row['seconds']:g} | {row['daemon_cpu_ms']:,.1f} | {row['daemon_cpu_percent']:.3f} "
+            f"| {row['main_thread_ms']} | {row['other_threads_ms']} "
             f"| {row['daemon_wakeups_per_s']:.1f} | {row['servers_cpu_ms']:,.1f} |"
         )
     machine = result["machine"]
