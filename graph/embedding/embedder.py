@@ -42,11 +42,12 @@ from lensmux.graph.embedding.tokenizer import TextTokenizer
 
 log = logging.getLogger(__name__)
 
-# Padded tokens per onnxruntime run. From ~8 full windows up a bigger batch costs the same
-# CPU per text, but onnxruntime's arena keeps its peak activation memory (attention grows
-# with batch x window^2) for good: one 8192-token run grows RSS by ~470 MB, a 2048-token
-# run by ~120 MB (docs/benchmarks.md, "Semantic index").
-DEFAULT_TOKEN_BUDGET = 2048
+# Padded tokens per onnxruntime run. onnxruntime's arena keeps its peak activation memory
+# (attention grows with batch x window^2) for as long as the session lives: one 8192-token run
+# grows RSS by ~470 MB, a 2048-token run by ~120 MB. Two full windows per run cost no more CPU
+# per text than eight on the int8 model (600 mixed texts, twice: 20.4/22.9 CPU s at 512 tokens,
+# 26.1/23.7 at 2048) and hold 65 MiB less (docs/benchmarks.md, "Semantic index", Memory).
+DEFAULT_TOKEN_BUDGET = 512
 # Caps the batch for very short texts too, bounding one run's latency and memory.
 MAX_BATCH = 256
 # Padded widths are multiples of this (or the window): at most this many wasted tokens a text.
