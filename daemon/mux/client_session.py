@@ -70,6 +70,7 @@ class ClientSession:
         self._proto: FramedProtocol | None = None
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
+        self._ended = False
         self._scope = anyio.CancelScope()
         self._out_ids = itertools.count(1)
         self._awaiting: dict[Id, tuple[ResponseHook | None, GoneHook | None]] = {}
@@ -82,7 +83,7 @@ class ClientSession:
 
     def send(self, body: bytes) -> None:
         """Queue one message; disconnect the client if its queue is full."""
-        if self._scope.cancel_called:
+        if self._scope.cancel_called or self._ended:
             return
         if self._socket is not None:
             self._send_batched(body)
@@ -172,6 +173,11 @@ class ClientSession:
                         finally:
                             tg.cancel_scope.cancel()
         finally:
+            # What this turn produced still goes out if the socket takes it now (a shutdown
+            # answer followed by exit in one read); later sends go nowhere, as on a closed queue.
+            self._flush()
+            self._ended = True
+            self._outbox.clear()
             if self.close_reason is None:
                 self.close_reason = "connection closed"
             if self._proto is not None:
