@@ -307,12 +307,12 @@ class Daemon:
         if not isinstance(params, dict):
             client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params must be an object")
             return
-        info = params.get("clientInfo") or {}
-        client.name = f"{info.get('name', 'client')}-{client.id}"
         capabilities = params.get("capabilities") or {}
         if not isinstance(capabilities, dict):
             client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, "initialize params.capabilities must be an object")
             return
+        info = params.get("clientInfo")
+        client.name = f"{info.get('name', 'client') if isinstance(info, dict) else 'client'}-{client.id}"
         client.capabilities = capabilities
         options = params.get("initializationOptions")
         client.initialization_options = options if isinstance(options, dict) else {}

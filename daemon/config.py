@@ -121,13 +121,17 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
 
 
 class MemoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    """`[daemon.memory]`: when a server is recycled for its memory (a server's own `memory_limit_mb` wins)."""
+    """`[daemon.memory]`: when a server is recycled for its memory (a server's own `memory_limit_mb` wins),
+    and when the embedding model is released."""
 
     # Resident memory of a server's whole process group, in MiB; 0 turns recycling off.
     server_limit_mb: Annotated[int, msgspec.Meta(ge=0)] = 4096
     check_interval: Annotated[float, msgspec.Meta(gt=0.0, le=3600.0)] = 15.0
     # A server younger than this is never recycled, so a limit set too low cannot make it flap.
     min_uptime: Annotated[float, msgspec.Meta(ge=0.0)] = 300.0
+    # The embedding model (ONNX session and tokenizer) leaves memory after this many seconds
+    # unused and is loaded again on next use (about a second); 0 keeps it loaded.
+    model_release_after: Annotated[float, msgspec.Meta(ge=0.0)] = 600.0
 
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -139,6 +143,9 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     client_queue_messages: int = 4096
     shutdown_grace: float = 5.0
     log_level: str = "info"
+    # "auto": uvloop when it is installed (a cheaper hop per message), else the stdlib loop;
+    # "asyncio" or "uvloop" force one. LENSMUX_EVENT_LOOP in the environment wins.
+    event_loop: Literal["auto", "asyncio", "uvloop"] = "auto"
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import logging
+import os
 from pathlib import Path
+from typing import Any
 
 import anyio
 
@@ -51,10 +54,45 @@ def _serve_locked(config: Config, runtime_dir: Path, config_path: Path | None) -
         return 1
     daemon = Daemon(config, runtime_dir, config_path=config_path, notifier=notifier)
     try:
-        anyio.run(daemon.run, adopted)
+        loop = event_loop_choice(config.daemon.event_loop, os.environ.get(EVENT_LOOP_ENV))
+    except UnknownEventLoop as exc:
+        log.error("%s", exc)
+        return 1
+    log.info("event loop: %s", loop)
+    try:
+        anyio.run(daemon.run, adopted, backend="asyncio", backend_options=_backend_options(loop))
     except ListenerError as exc:
         log.error("%s", exc)
         return 1
     except KeyboardInterrupt:
         return 0
     return 0
+
+
+EVENT_LOOP_ENV = "LENSMUX_EVENT_LOOP"
+
+
+class UnknownEventLoop(ValueError):
+    """LENSMUX_EVENT_LOOP names no event loop lensmux knows."""
+
+
+def event_loop_choice(configured: str, override: str | None) -> str:
+    """`uvloop` or `asyncio`: the environment's choice over the configuration's, "auto" by availability.
+
+    uvloop is preferred because it roughly halves what each event-loop turn costs
+    (docs/benchmarks.md, the floor under the daemon); the stdlib loop stays fully supported.
+    """
+    wanted = (override or configured).strip().lower()
+    if wanted not in ("auto", "asyncio", "uvloop"):
+        raise UnknownEventLoop(f"{EVENT_LOOP_ENV}={override!r}: expected auto, asyncio or uvloop")
+    available = importlib.util.find_spec("uvloop") is not None
+    if wanted == "uvloop" and not available:
+        log.warning("uvloop is not installed; using the stdlib asyncio loop")
+        return "asyncio"
+    if wanted == "auto":
+        return "uvloop" if available else "asyncio"
+    return wanted
+
+
+def _backend_options(loop: str) -> dict[str, Any]:
+    return {"use_uvloop": loop == "uvloop"}

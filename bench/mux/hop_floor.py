@@ -1,13 +1,23 @@
-"""The floor under the daemon: what any Python process in the middle costs on this machine.
+"""The floor under the daemon: what any Python process in the middle costs, per event loop.
 
-    python -m bench.mux.hop_floor            # direct vs byte splicer vs lensmux, one client, interleaved
+    python -m bench.mux.hop_floor                          # direct, splicers and lensmux, both loops, interleaved
+    python -m bench.mux.hop_floor --clients 1,10           # and throughput at 10 clients
+    python -m bench.mux.hop_floor --baseline /tmp/old/pkg  # plus a daemon of other code (its PYTHONPATH)
 
-Three routes to the echo server, measured alternately with the same closed-loop
-client: straight over stdio; through a minimal splicer (asyncio protocols that
-copy bytes between a Unix socket and the server's pipes without parsing them);
-and through lensmux. The splicer is the cheapest thing a Python daemon could
-do per message, so "lensmux minus splicer" is what the daemon's own design
-costs and "splicer minus direct" is what the extra process hop costs here.
+Routes to the echo server, measured alternately with the same closed-loop client:
+straight over stdio (`direct`); through a minimal splicer (`splice-asyncio`,
+`splice-uvloop`: asyncio protocols that copy bytes between a Unix socket and the
+server's pipes without parsing them, on the stdlib loop or uvloop); and through
+lensmux on each loop (`lensmux-asyncio`, `lensmux-uvloop`, chosen with
+LENSMUX_EVENT_LOOP). The splicer is the cheapest thing a Python daemon could do
+per message, so "lensmux minus splicer" on the same loop is what the daemon's
+own design costs, and "splicer minus direct" what the extra process hop costs.
+
+What the floor includes: a third process to wake per message each way, a Unix
+socket instead of a pipe at the client, and the splicer's own CPU; not the
+client's or the server's cost, which direct pays too. With more than one client,
+splicers are left out (each of their connections has its own server) and the
+lensmux routes are compared with direct by messages per second.
 
 The splicer uses bare asyncio protocols on purpose, not anyio streams: it is a
 yardstick for the event-loop machinery, not project code.
@@ -17,20 +27,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import contextlib
 import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 
 from bench import CHECKOUT
 from bench.daemon_launch import ECHO_SERVER, bench_daemon, config_text
 from bench.mux import echo_throughput
-from bench.runner import add_common_options, arg_parser, start_logging
-from bench.stats import load_average, process_counters, write_atomic
+from bench.runner import add_common_options, arg_parser, result_header, save_result, start_logging
+from bench.stats import load_average, process_counters
+
+LOOPS = ("asyncio", "uvloop")
 
 
 class SplicerFailed(Exception):
@@ -55,8 +67,8 @@ class _Splice(asyncio.Protocol):
         self.task: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.task = asyncio.ensure_future(self._start(transport))
+        # uvloop's transports implement the interface without subclassing asyncio's.
+        self.task = asyncio.ensure_future(self._start(transport))  # type: ignore[arg-type]
 
     async def _start(self, client: asyncio.Transport) -> None:
         loop = asyncio.get_running_loop()
@@ -64,8 +76,7 @@ class _Splice(asyncio.Protocol):
         server, _ = await loop.subprocess_exec(
             lambda: _ServerPipes(client), *argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        stdin = server.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
+        stdin = cast("asyncio.WriteTransport", server.get_pipe_transport(0))
         for chunk in self.pending or []:
             stdin.write(chunk)
         self.pending, self.stdin = None, stdin
@@ -83,101 +94,164 @@ async def _serve_splicer(path: str) -> None:
     await server.serve_forever()
 
 
-def _splicer_process(path: Path) -> subprocess.Popen[bytes]:
+def _splicer_process(path: Path, loop: str) -> subprocess.Popen[bytes]:
     path.unlink(missing_ok=True)
-    proc = subprocess.Popen([sys.executable, "-m", "bench.mux.hop_floor", "--splice", str(path)], cwd=CHECKOUT)
+    argv = [sys.executable, "-m", "bench.mux.hop_floor", "--splice", str(path), "--splice-loop", loop]
+    proc = subprocess.Popen(argv, cwd=CHECKOUT)
     deadline = time.monotonic() + 30
     while not path.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
-            raise SplicerFailed(f"splicer did not start (exit status {proc.poll()})")
+            raise SplicerFailed(f"{loop} splicer did not start (exit status {proc.poll()})")
         time.sleep(0.05)
     return proc
 
 
-async def _connect(path: Path, root: Path, tg: anyio.abc.TaskGroup) -> echo_throughput.EchoConnection:
+def _run_splicer(path: str, loop: str) -> None:
+    if loop == "uvloop":
+        import uvloop
+
+        uvloop.run(_serve_splicer(path))
+    else:
+        asyncio.run(_serve_splicer(path))
+
+
+async def _connect(path: Path, root: Path, tg: anyio.abc.TaskGroup, name: str) -> echo_throughput.EchoConnection:
     stream = await anyio.connect_unix(path)
-    conn = echo_throughput.EchoConnection(stream, stream, path.name)
+    conn = echo_throughput.EchoConnection(stream, stream, name)
     tg.start_soon(conn.reader_task)
     await conn.initialize(root)
     return conn
 
 
-async def _compare(daemon_sock: Path, splice_sock: Path, pids: dict[str, int], args: argparse.Namespace) -> Any:
+async def _measure_route(
+    conns: list[echo_throughput.EchoConnection], params: bytes, middle: int | None, duration: float
+) -> dict[str, Any]:
+    before = process_counters(middle) if middle else None
+    outcome = await echo_throughput.measure(conns, params, warmup_s=0.5, duration_s=duration, pids={})
+    if middle and before:
+        after = process_counters(middle)
+        trips = outcome["round_trips"]
+        outcome["middle_cpu_us_per_round_trip"] = round(1e6 * (after["cpu_s"] - before["cpu_s"]) / trips, 1)
+        switches = after["context_switches"] - before["context_switches"]
+        outcome["middle_switches_per_round_trip"] = round(switches / trips, 2)
+    return outcome
+
+
+async def _compare(sockets: dict[str, Path], pids: dict[str, int], args: argparse.Namespace) -> Any:
+    """Every route at every client count, in a rotating order, `trials` times."""
     root = args.out / "work" / "hop-root"
     (root / ".git").mkdir(parents=True, exist_ok=True)
     params = echo_throughput.params_for(0, root)
-    samples: dict[str, list[dict[str, Any]]] = {"direct": [], "splicer": [], "lensmux": []}
+    most = max(args.clients)
+    samples: dict[str, dict[str, list[dict[str, Any]]]] = {}
     async with anyio.create_task_group() as tg:
         async with echo_throughput.stdio_echo(tg, root) as (direct, _pid):
-            routes = {"direct": direct, "splicer": await _connect(splice_sock, root, tg)}
-            routes["lensmux"] = await _connect(daemon_sock, root, tg)
-            names = list(routes)
-            for trial in range(args.trials):
-                for name in names[trial % 3 :] + names[: trial % 3]:
-                    middle = pids.get(name)
-                    before = process_counters(middle) if middle else None
-                    outcome = await echo_throughput.measure(
-                        [routes[name]], params, warmup_s=0.5, duration_s=args.duration, pids={}
-                    )
-                    if middle and before:
-                        after = process_counters(middle)
-                        outcome["middle_cpu_us_per_round_trip"] = round(
-                            1e6 * (after["cpu_s"] - before["cpu_s"]) / outcome["round_trips"], 1
-                        )
-                    samples[name].append(outcome)
+            routes: dict[str, list[echo_throughput.EchoConnection]] = {"direct": [direct] * most}
+            for name, sock in sockets.items():
+                count = 1 if name.startswith("splice") else most
+                routes[name] = [await _connect(sock, root, tg, f"{name}-{i}") for i in range(count)]
+            for n in args.clients:
+                names = [r for r in routes if n == 1 or not r.startswith("splice")]
+                runs = samples[str(n)] = {r: [] for r in names}
+                for trial in range(args.trials):
+                    shift = trial % len(names)
+                    for name in names[shift:] + names[:shift]:
+                        outcome = await _measure_route(routes[name][:n], params, pids.get(name), args.duration)
+                        runs[name].append(outcome)
         tg.cancel_scope.cancel()
     return samples
 
 
-def _table(samples: dict[str, list[dict[str, Any]]]) -> str:
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
+
+
+def _table(n: str, runs: dict[str, list[dict[str, Any]]]) -> str:
     lines = [
-        "| route | p50 µs (median of trials) | p99 µs | added p50 over direct | CPU µs per round trip in the middle |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        f"**{n} client{'s' if n != '1' else ''}**",
+        "",
+        "| route | p50 µs | p99 µs | added p50 over direct | added / same-loop splicer's | messages/s | vs direct "
+        "| CPU µs per round trip in the middle | context switches per round trip |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-
-    def median(values: list[float]) -> float:
-        return sorted(values)[len(values) // 2]
-
-    base = median([t["latency"]["p50_us"] for t in samples["direct"]])
-    for name, trials in samples.items():
-        p50 = median([t["latency"]["p50_us"] for t in trials])
-        p99 = median([t["latency"]["p99_us"] for t in trials])
+    base = _median([t["latency"]["p50_us"] for t in runs["direct"]])
+    base_rate = _median([t["messages_per_s"] for t in runs["direct"]])
+    added = {name: _median([t["latency"]["p50_us"] for t in trials]) - base for name, trials in runs.items()}
+    for name, trials in runs.items():
+        p50 = _median([t["latency"]["p50_us"] for t in trials])
+        p99 = _median([t["latency"]["p99_us"] for t in trials])
+        rate = _median([t["messages_per_s"] for t in trials])
+        floor = added.get(f"splice-{name.rpartition('-')[2]}")
+        vs_floor = f"{added[name] / floor:.2f}" if floor and name != "direct" and floor > 0 else "-"
         cpu = [t["middle_cpu_us_per_round_trip"] for t in trials if "middle_cpu_us_per_round_trip" in t]
+        sw = [t["middle_switches_per_round_trip"] for t in trials if "middle_switches_per_round_trip" in t]
         lines.append(
-            f"| {name} | {p50:,.0f} | {p99:,.0f} | {p50 - base:+,.0f} | {f'{median(cpu):,.0f}' if cpu else '-'} |"
+            f"| {name} | {p50:,.0f} | {p99:,.0f} | {added[name]:+,.0f} | {vs_floor} | {rate:,.0f} "
+            f"| {rate / base_rate:.2f} | {f'{_median(cpu):,.0f}' if cpu else '-'} "
+            f"| {f'{_median(sw):.1f}' if sw else '-'} |"
         )
     return "\n".join(lines)
 
 
+def render(result: dict[str, Any]) -> str:
+    """The tables of one run, with the command, machine and load."""
+    tables = [_table(n, runs) for n, runs in result["samples"].items()]
+    machine = result["machine"]
+    load = ", ".join(f"{x:.2f}" for x in machine.get("load_avg_at_end", []))
+    load_start = ", ".join(f"{x:.2f}" for x in machine.get("load_avg_at_start", []))
+    return (
+        "\n\n".join(tables)
+        + f"\n\n`{result['command']}`: {result['trials']} trials of {result['duration_s']:g} s per route, medians;"
+        f" load average {load_start} at the start, {load} at the end"
+        f" ({machine.get('cpu', '?')}, {machine.get('nproc', '?')} cores, Python {machine.get('python', '?')})\n"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Measure, or (with --splice) be the splicer."""
+    """Measure, or (with --splice) be a splicer."""
     parser = arg_parser(__doc__)
     parser.add_argument("--splice", metavar="SOCKET", help=argparse.SUPPRESS)
+    parser.add_argument("--splice-loop", choices=LOOPS, default="asyncio", help=argparse.SUPPRESS)
     parser.add_argument("--trials", type=int, default=5)
     parser.add_argument("--duration", type=float, default=3.0)
+    parser.add_argument("--clients", type=lambda v: [int(x) for x in v.split(",")], default=[1])
+    parser.add_argument("--loops", type=lambda v: v.split(","), default=list(LOOPS), help="asyncio,uvloop")
+    parser.add_argument("--baseline", type=Path, help="PYTHONPATH of other lensmux code to run as `before-asyncio`")
     add_common_options(parser)
     args = parser.parse_args(argv)
     if args.splice:
-        asyncio.run(_serve_splicer(args.splice))
+        _run_splicer(args.splice, args.splice_loop)
         return 0
     start_logging(args.verbose)
     args.out = args.out.resolve()
     work = args.out / "work"
-    splice_sock = work / "splice.sock"
     work.mkdir(parents=True, exist_ok=True)
-    splicer = _splicer_process(splice_sock)
+    started = time.monotonic()
+    result = result_header("bench.mux.hop_floor")
+    result.update(trials=args.trials, duration_s=args.duration)
+    daemons: dict[str, dict[str, str]] = {f"lensmux-{loop}": {"LENSMUX_EVENT_LOOP": loop} for loop in args.loops}
+    if args.baseline:
+        daemons["before-asyncio"] = {"PYTHONPATH": str(args.baseline.resolve()), "LENSMUX_EVENT_LOOP": "asyncio"}
+    splicers = {f"splice-{loop}": _splicer_process(work / f"splice-{loop}.sock", loop) for loop in args.loops}
+    sockets = {name: work / f"{name}.sock" for name in splicers}
+    pids = {name: proc.pid for name, proc in splicers.items()}
     try:
-        with bench_daemon(work / "daemon-hop", config_text(cache=False, echo=True)) as daemon:
-            pids = {"splicer": splicer.pid, "lensmux": daemon.pid}
-            samples = anyio.run(_compare, daemon.runtime_dir / "echo.sock", splice_sock, pids, args)
+        with contextlib.ExitStack() as stack:
+            for name, env in daemons.items():
+                daemon = stack.enter_context(
+                    bench_daemon(work / f"daemon-{name}", config_text(cache=False, echo=True), extra_env=env)
+                )
+                sockets[name] = daemon.runtime_dir / "echo.sock"
+                pids[name] = daemon.pid
+            result["samples"] = anyio.run(_compare, sockets, pids, args)
     finally:
-        splicer.terminate()
-        splicer.wait()
-    table = _table(samples)
-    load = ", ".join(f"{x:.2f}" for x in load_average())
-    report = f"{table}\n\n{args.trials} trials of {args.duration:g} s per route; load average at the end {load}\n"
-    write_atomic(args.out / "hop_floor.json", json.dumps(samples, indent=1) + "\n")
-    write_atomic(args.out / "hop_floor.md", report)
+        for proc in splicers.values():
+            proc.terminate()
+            proc.wait()
+    result["elapsed_s"] = round(time.monotonic() - started, 1)
+    result["machine"]["load_avg_at_end"] = load_average()
+    report = render(result)
+    save_result(args.out, "hop_floor", result, report)
     print(report)
     return 0
 

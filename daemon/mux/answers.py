@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from lensmux.daemon.mux import diagnostics_pull
+from lensmux.daemon.mux.deadlines import next_timeout_check
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -61,7 +62,7 @@ async def timeout_task(instance: Instance) -> None:
     """Fail client requests past their method's timeout and cancel them at the server."""
     timeouts = instance.config.timeouts
     while True:
-        await anyio.sleep(0.25)
+        await anyio.sleep(next_timeout_check(instance))
         now = time.monotonic()
         diagnostics_pull.expire_parked(instance)
         for entry in instance.pending.entries():

@@ -7,6 +7,7 @@ when its queue is full.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import time
@@ -14,11 +15,13 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-from anyio.abc import ByteStream
+import anyio.lowlevel
+from anyio.abc import ByteStream, SocketAttribute
 
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
 from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter, FramingError
+from lensmux.daemon.wire.socket_transport import FramedProtocol, open_framed
 
 log = logging.getLogger(__name__)
 
@@ -58,9 +61,18 @@ class ClientSession:
         self.requests = 0
         self.dropped_messages = 0
         self._stream = stream
+        self._limits = limits
+        self._queue_size = queue_size
         self._reader = FrameReader(stream, limits)
         self._writer = FrameWriter(stream)
         self._send, self._queue = anyio.create_memory_object_stream[bytes](queue_size)
+        # A socket connection takes the protocol path (socket_transport.py): messages wait in
+        # `_outbox` for at most one loop turn, or while the client does not read.
+        self._socket = stream.extra(SocketAttribute.raw_socket, None)
+        self._proto: FramedProtocol | None = None
+        self._outbox: list[bytes] = []
+        self._flush_scheduled = False
+        self._ended = False
         self._scope = anyio.CancelScope()
         self._out_ids = itertools.count(1)
         self._awaiting: dict[Id, tuple[ResponseHook | None, GoneHook | None]] = {}
@@ -74,7 +86,10 @@ class ClientSession:
 
     def send(self, body: bytes) -> None:
         """Queue one message; disconnect the client if its queue is full."""
-        if self._scope.cancel_called:
+        if self._scope.cancel_called or self._ended:
+            return
+        if self._socket is not None:
+            self._send_batched(body)
             return
         try:
             self._send.send_nowait(body)
@@ -83,6 +98,30 @@ class ClientSession:
             self.close(f"send queue full ({self._send.statistics().max_buffer_size} messages)")
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
+
+    def _send_batched(self, body: bytes) -> None:
+        """Hold the message until the end of this loop turn, then write everything held at once."""
+        outbox = self._outbox
+        if len(outbox) >= self._queue_size:
+            self.dropped_messages += 1
+            self.close(f"send queue full ({self._queue_size} messages)")
+            return
+        outbox.append(body)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        proto = self._proto
+        if proto is None or not self._outbox or not proto.writable():
+            # Not open yet, or the client is not reading: resume_writing calls this again.
+            return
+        batch, self._outbox = self._outbox, []
+        try:
+            proto.write_frames(batch)
+        except (OSError, RuntimeError) as exc:
+            self.close(f"write failed: {exc}")
 
     def request(
         self, method: str, params: Any, on_response: ResponseHook | None = None, on_gone: GoneHook | None = None
@@ -123,18 +162,61 @@ class ClientSession:
 
     async def serve(self, handler: Handler) -> None:
         """Run the connection until the peer leaves or `close` is called."""
-        with self._scope:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._writer_task)
-                try:
-                    await self._reader_task(handler)
-                finally:
-                    tg.cancel_scope.cancel()
-        if self.close_reason is None:
-            self.close_reason = "connection closed"
-        with anyio.CancelScope(shield=True):
-            await self._send.aclose()
-            await self._stream.aclose()
+        try:
+            with self._scope:
+                if self._socket is not None:
+                    self._proto = await open_framed(self._socket, self._limits, self._flush)
+                    self._flush()
+                    await self._protocol_reader_task(handler)
+                else:
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(self._writer_task)
+                        try:
+                            await self._reader_task(handler)
+                        finally:
+                            tg.cancel_scope.cancel()
+        finally:
+            # What this turn produced still goes out if the socket takes it now (a shutdown
+            # answer followed by exit in one read); later sends go nowhere, as on a closed queue.
+            self._flush()
+            self._ended = True
+            self._outbox.clear()
+            if self.close_reason is None:
+                self.close_reason = "connection closed"
+            if self._proto is not None:
+                self._proto.close()
+            with anyio.CancelScope(shield=True):
+                await self._send.aclose()
+                await self._stream.aclose()
+
+    async def _protocol_reader_task(self, handler: Handler) -> None:
+        """Every message that arrived since the last wake-up, routed in order."""
+        assert self._proto is not None
+        read_batch = self._proto.read_batch
+        while True:
+            try:
+                batch = await read_batch()
+            except FramingError as exc:
+                self.close(f"unrecoverable framing error: {exc}")
+                return
+            if batch is None:
+                return
+            self.last_active = time.monotonic()
+            for body in batch:
+                await self._handle_body(handler, body)
+            if self._proto.has_ready():
+                # More arrived while routing: yield first, so a flooding client cannot
+                # starve the others (without it, waiting for the next batch yields).
+                await anyio.lowlevel.checkpoint()
+
+    async def _handle_body(self, handler: Handler, body: bytes) -> None:
+        try:
+            env = ev.decode(body)
+        except ev.EnvelopeError as exc:
+            log.info("%s sent a bad message: %s", self.name, exc)
+            self.reply_error(exc.id, exc.code, str(exc))
+            return
+        await self._dispatch(handler, env)
 
     async def _reader_task(self, handler: Handler) -> None:
         while True:
@@ -146,13 +228,7 @@ class ClientSession:
             if body is None:
                 return
             self.last_active = time.monotonic()
-            try:
-                env = ev.decode(body)
-            except ev.EnvelopeError as exc:
-                log.info("%s sent a bad message: %s", self.name, exc)
-                self.reply_error(exc.id, exc.code, str(exc))
-                continue
-            await self._dispatch(handler, env)
+            await self._handle_body(handler, body)
 
     async def _dispatch(self, handler: Handler, env: Envelope) -> None:
         if env.is_request:
@@ -218,5 +294,5 @@ class ClientSession:
             "pid": self.peer_pid,
             "connected_for_s": round(time.time() - self.connected_at, 1),
             "requests": self.requests,
-            "queued": self._send.statistics().current_buffer_used,
+            "queued": self._send.statistics().current_buffer_used + len(self._outbox),
         }

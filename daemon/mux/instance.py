@@ -135,9 +135,7 @@ class Instance:
             while not self._ready.is_set():
                 if self.stopped:
                     raise ServerUnavailable(f"{self.name} failed to start: {self.failure}")
-                ready = self._ready
-                with anyio.move_on_after(0.25):
-                    await ready.wait()
+                await self._until_ready_or_stopped()
         finally:
             self._waiting -= 1
             if not self.clients and not self._waiting:
@@ -175,9 +173,7 @@ class Instance:
         """Wait up to `timeout` for the server to be initialized; False if it is not."""
         with anyio.move_on_after(timeout):
             while not self.ready and not self.stopped:
-                ready = self._ready
-                with anyio.move_on_after(0.25):
-                    await ready.wait()
+                await self._until_ready_or_stopped()
         return self.ready
 
     # -- the daemon's own requests ----------------------------------------
@@ -310,13 +306,31 @@ class Instance:
 
     def mark_down(self) -> None:
         """The server process is gone; requests wait for the next one."""
-        self._ready = anyio.Event()
+        self._renew_ready()
 
     def mark_stopped(self) -> None:
         """Supervision ended for good."""
         self.state = "stopped"
-        self._ready = anyio.Event()
+        self._renew_ready()
         self._stopped.set()
+
+    def _renew_ready(self) -> None:
+        # Only a set event is replaced: whoever waits on an unset one keeps waiting on
+        # the event that the next mark_ready sets.
+        if self._ready.is_set():
+            self._ready = anyio.Event()
+
+    async def _until_ready_or_stopped(self) -> None:
+        """Return once the server is ready or supervision has ended (events, no polling)."""
+        ready, stopped = self._ready, self._stopped
+
+        async def wait_for(event: anyio.Event, scope: anyio.CancelScope) -> None:
+            await event.wait()
+            scope.cancel()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_for, ready, tg.cancel_scope)
+            tg.start_soon(wait_for, stopped, tg.cancel_scope)
 
     def idle_for(self, seconds: float) -> bool:
         """No client attached or waiting for at least `seconds`."""

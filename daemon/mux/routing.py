@@ -8,6 +8,7 @@ is server_routing.py.
 from __future__ import annotations
 
 import logging
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +44,8 @@ log = logging.getLogger(__name__)
 _DOC_SYNC = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"})
 # Client notifications the daemon consumes: the server got its one `initialized`.
 _SWALLOWED = frozenset({"initialized", "$/setTrace"})
-_TOKEN_KEYS = (b'"workDoneToken"', b'"partialResultToken"')
+# Searched in the raw params (re reads the buffer: no copy of the body).
+_TOKEN_KEYS = re.compile(rb'"(?:workDoneToken|partialResultToken)"')
 
 
 async def from_client(instance: Instance, client: ClientSession, env: Envelope) -> None:
@@ -132,7 +134,7 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         entry.storable = storable
         instance.inflight[key.key] = entry
     params = env.params
-    if params is not UNSET and any(k in bytes(params) for k in _TOKEN_KEYS):
+    if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)
     try:
         await instance.send_to_server(ev.request(entry.server_id, method, params))

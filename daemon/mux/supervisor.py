@@ -19,6 +19,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from lensmux.adapters.base import AdapterError
 from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
+from lensmux.daemon.mux.deadlines import next_idle_check
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.memory_watch import memory_task
 from lensmux.daemon.mux.pending import Pending
@@ -211,7 +212,7 @@ class Supervisor:
         inst = self.instance
         idle = inst.daemon_config.idle_timeout
         while True:
-            await anyio.sleep(min(max(idle / 4, 0.05), 5.0))
+            await anyio.sleep(next_idle_check(inst, idle))
             if not inst.idle_for(idle):
                 continue
             log.info("%s: idle for %.0fs with no clients; shutting down", inst.name, idle)

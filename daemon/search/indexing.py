@@ -25,6 +25,7 @@ from lensmux.daemon.config import DaemonConfig
 from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
+from lensmux.daemon.search import model_memory
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 
@@ -104,12 +105,21 @@ class IndexService:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 tg.start_soon(self._edits_task)
+                tg.start_soon(
+                    model_memory.release_task,
+                    lambda: self._embedder,
+                    self._config.memory.model_release_after,
+                    self._model_released,
+                )
                 task_status.started()
                 await anyio.sleep_forever()
         finally:
             self._tg = None
             await self._close_all()
             self._closed.set()
+
+    def _model_released(self) -> None:
+        self.model_state = "released"
 
     async def wait_closed(self) -> None:
         """Return once every index is saved and closed."""
@@ -249,9 +259,15 @@ class IndexService:
     def status(self) -> dict[str, Any]:
         """Model state and every root's index."""
         return {
-            "model": {"state": self.model_state, "progress": self.model_progress},
+            "model": {"state": self._model_state_now(), "progress": self.model_progress},
             "roots": [self.summary(e) for e in self.roots.values()],
         }
+
+    def _model_state_now(self) -> str:
+        # A released model is loaded again by the next use, without passing through embedder().
+        if self.model_state == "released" and self._embedder is not None and self._embedder.loaded:
+            self.model_state = "ready"
+        return self.model_state
 
     async def _close_all(self) -> None:
         """Save and close every index (shutdown loses nothing)."""

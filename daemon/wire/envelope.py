@@ -135,12 +135,14 @@ _PARAMS_STARTS = (b"{", b"[", b"null")
 
 def decode(body: bytes) -> Envelope:
     """Decode and classify a body; raise ParseError or InvalidRequest."""
-    try:
-        # msgspec only checks UTF-8 inside strings it decodes; payloads kept raw
-        # are not looked at, so check the whole body once here.
-        body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ParseError(f"body is not valid UTF-8 (byte {exc.start})") from None
+    # msgspec only checks UTF-8 inside strings it decodes; payloads kept raw
+    # are not looked at, so check the whole body once here (ASCII, the usual
+    # case, is checked without decoding a copy).
+    if not body.isascii():
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ParseError(f"body is not valid UTF-8 (byte {exc.start})") from None
     try:
         env = _decoder.decode(body)
     except msgspec.ValidationError as exc:
@@ -167,13 +169,18 @@ def _check_shape(env: Envelope) -> None:
             raise InvalidRequest("response has neither result nor error")
         if env.result is not UNSET and env.error is not UNSET:
             raise InvalidRequest("response has both result and error")
-        if env.error is not UNSET and not bytes(env.error).startswith(b"{"):
+        if env.error is not UNSET and not _head(env.error).startswith(b"{"):
             raise InvalidRequest("response error must be an object")
         return
     if env.id is None:
         raise InvalidRequest("request id must not be null")
-    if env.params is not UNSET and not bytes(env.params).startswith(_PARAMS_STARTS):
+    if env.params is not UNSET and not _head(env.params).startswith(_PARAMS_STARTS):
         raise InvalidRequest("params must be an object or an array", request_id)
+
+
+def _head(raw: Raw) -> bytes:
+    """The first bytes of a raw payload, without copying the rest (msgspec strips whitespace)."""
+    return memoryview(raw)[:4].tobytes()
 
 
 def _probe_id(body: bytes) -> Id | None:

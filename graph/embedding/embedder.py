@@ -13,7 +13,10 @@ nothing else here is mutated after construction, so ``embed`` may run in several
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,11 +42,12 @@ from lensmux.graph.embedding.tokenizer import TextTokenizer
 
 log = logging.getLogger(__name__)
 
-# Padded tokens per onnxruntime run. From ~8 full windows up a bigger batch costs the same
-# CPU per text, but onnxruntime's arena keeps its peak activation memory (attention grows
-# with batch x window^2) for good: one 8192-token run grows RSS by ~470 MB, a 2048-token
-# run by ~120 MB (docs/benchmarks.md, "Semantic index").
-DEFAULT_TOKEN_BUDGET = 2048
+# Padded tokens per onnxruntime run. onnxruntime's arena keeps its peak activation memory
+# (attention grows with batch x window^2) for as long as the session lives: one 8192-token run
+# grows RSS by ~470 MB, a 2048-token run by ~120 MB. Two full windows per run cost no more CPU
+# per text than eight on the int8 model (600 mixed texts, twice: 20.4/22.9 CPU s at 512 tokens,
+# 26.1/23.7 at 2048) and hold 65 MiB less (docs/benchmarks.md, "Semantic index", Memory).
+DEFAULT_TOKEN_BUDGET = 512
 # Caps the batch for very short texts too, bounding one run's latency and memory.
 MAX_BATCH = 256
 # Padded widths are multiples of this (or the window): at most this many wasted tokens a text.
@@ -112,6 +116,7 @@ class Embedder:
         token_budget: int | None = None,
         precision: str | None = None,
         manifest: Manifest | None = None,
+        reload: Callable[[], tuple[bytes, str]] | None = None,
     ) -> None:
         if token_budget is None:
             # A model with a wider window than the default budget gets one text per run.
@@ -124,18 +129,16 @@ class Embedder:
         self._token_budget = token_budget
         self._precision = precision
         self._manifest = manifest
-        session = open_session(model, threads=self._threads, origin=str(model_dir))
-        self._loaded = _Loaded(
-            session=session,
-            io=SessionIO.inspect(session, spec.output, str(model_dir)),
-            tokenizer=TextTokenizer(
-                tokenizer_json,
-                max_tokens=spec.max_tokens,
-                origin=str(model_dir / spec.tokenizer_file),
-            ),
-        )
+        # `reload` gives the model files again after `release`; without it the model stays loaded.
+        self._reload = reload
+        self._load_lock = threading.Lock()
+        self._in_use = 0
+        self._last_used = time.monotonic()
+        self._loaded: _Loaded | None = self._build(model, tokenizer_json)
         # One real run settles the width and proves the model works before anyone relies on it.
         self._dim = int(self._run(["dimension probe"]).shape[1])
+        assert self._loaded is not None
+        self._output = self._loaded.io.output
         if spec.dim is not None and spec.dim != self._dim:
             raise ModelSpecInvalid(f"{model_dir}: spec says dim {spec.dim}, model returns {self._dim}")
         log.info("embedding model %s ready: dim %d, %d threads", spec.name, self._dim, self._threads)
@@ -153,17 +156,26 @@ class Embedder:
         """The packaged all-MiniLM-L6-v2, built into the cache on first use."""
         cached = ensure_model(precision, cache_root=cache_root, progress=progress)
         try:
-            return cls._from_cache(cached, precision, threads, token_budget)
+            return cls._from_cache(cached, precision, threads, token_budget, cache_root)
         except ModelCorrupt as exc:
             # The files match their checksums yet do not load: rebuild once, then give up.
             log.warning("cached model does not load, rebuilding it: %s", exc)
             cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True)
-            return cls._from_cache(cached, precision, threads, token_budget)
+            return cls._from_cache(cached, precision, threads, token_budget, cache_root)
 
     @classmethod
     def _from_cache(
-        cls, cached: CachedModel, precision: Precision, threads: int | None, token_budget: int | None
+        cls,
+        cached: CachedModel,
+        precision: Precision,
+        threads: int | None,
+        token_budget: int | None,
+        cache_root: Path | None = None,
     ) -> Embedder:
+        def reload() -> tuple[bytes, str]:
+            again = ensure_model(precision, cache_root=cache_root)
+            return again.model_bytes, again.tokenizer_json
+
         return cls(
             model=cached.model_bytes,
             tokenizer_json=cached.tokenizer_json,
@@ -173,6 +185,7 @@ class Embedder:
             token_budget=token_budget,
             precision=precision,
             manifest=cached.entry.manifest,
+            reload=reload,
         )
 
     @classmethod
@@ -229,11 +242,62 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         """Model tokens in ``text`` (no special tokens, no truncation), for context budgets."""
-        return self._loaded.tokenizer.count_tokens(text)
+        with self._using() as loaded:
+            return loaded.tokenizer.count_tokens(text)
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
         """``count_tokens`` for many texts at once."""
-        return self._loaded.tokenizer.count_tokens_batch(texts)
+        with self._using() as loaded:
+            return loaded.tokenizer.count_tokens_batch(texts)
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the session and tokenizer are in memory."""
+        return self._loaded is not None
+
+    def idle_seconds(self) -> float:
+        """Seconds since the model was last used (0 while in use)."""
+        return 0.0 if self._in_use else time.monotonic() - self._last_used
+
+    def release_if_idle(self, idle_seconds: float) -> bool:
+        """Drop the session and tokenizer if unused for `idle_seconds`; the next use loads them again."""
+        with self._load_lock:
+            if self._loaded is None or self._reload is None or self._in_use:
+                return False
+            if time.monotonic() - self._last_used < idle_seconds:
+                return False
+            self._loaded = None
+        log.info("embedding model %s released after %.0fs unused", self._spec.name, idle_seconds)
+        return True
+
+    def _build(self, model: bytes, tokenizer_json: str) -> _Loaded:
+        spec, model_dir = self._spec, self._model_dir
+        session = open_session(model, threads=self._threads, origin=str(model_dir))
+        return _Loaded(
+            session=session,
+            io=SessionIO.inspect(session, spec.output, str(model_dir)),
+            tokenizer=TextTokenizer(
+                tokenizer_json, max_tokens=spec.max_tokens, origin=str(model_dir / spec.tokenizer_file)
+            ),
+        )
+
+    @contextmanager
+    def _using(self) -> Iterator[_Loaded]:
+        """The loaded model, loading it again if it was released; never released while in use."""
+        with self._load_lock:
+            loaded = self._loaded
+            if loaded is None:
+                assert self._reload is not None
+                model, tokenizer_json = self._reload()
+                loaded = self._loaded = self._build(model, tokenizer_json)
+                log.info("embedding model %s loaded again", self._spec.name)
+            self._in_use += 1
+        try:
+            yield loaded
+        finally:
+            with self._load_lock:
+                self._in_use -= 1
+                self._last_used = time.monotonic()
 
     def info(self) -> EmbedderInfo:
         """Describe the loaded model and run settings."""
@@ -242,7 +306,7 @@ class Embedder:
             dim=self._dim,
             max_tokens=self._spec.max_tokens,
             model_dir=str(self._model_dir),
-            output=self._loaded.io.output,
+            output=self._output,
             pooling=self._spec.pooling,
             normalize=self._spec.normalize,
             threads=self._threads,
@@ -253,7 +317,10 @@ class Embedder:
         )
 
     def _run(self, texts: Sequence[str]) -> Vectors:
-        loaded = self._loaded
+        with self._using() as loaded:
+            return self._run_loaded(loaded, texts)
+
+    def _run_loaded(self, loaded: _Loaded, texts: Sequence[str]) -> Vectors:
         ids = loaded.tokenizer.encode(texts)
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         widths = padded_widths(lengths, self._spec.max_tokens)

@@ -58,6 +58,10 @@ def _connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
+    # Bounded page cache per connection (2 MiB; two connections per root), no memory-mapped I/O:
+    # the daemon's memory must not grow with the size of the indexes it holds.
+    conn.execute("PRAGMA cache_size = -2048")
+    conn.execute("PRAGMA mmap_size = 0")
     if read_only:
         conn.execute("PRAGMA query_only = ON")
     return conn

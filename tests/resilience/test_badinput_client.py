@@ -242,3 +242,17 @@ def test_initialize_with_capabilities_of_the_wrong_shape(
             assert "capabilities" in reply["error"]["message"]
     assert daemon_tracebacks(fake_daemon) == 0
     assert_everyone_else_carries_on(fake_daemon, bystander)
+
+
+@pytest.mark.parametrize("field", [b'"capabilities":{},"clientInfo":"editor"'])
+def test_initialize_with_a_client_info_that_is_not_an_object_is_served(
+    fake_daemon: DaemonProc, workspace: Path, bystander: WireClient, field: bytes
+) -> None:
+    params = b'{"processId":null,"rootUri":"%s",%s}' % (workspace.as_uri().encode(), field)
+    with WireClient(fake_socket(fake_daemon), name="odd") as client:
+        client.send_raw(frame(b'{"jsonrpc":"2.0","id":"odd-init","method":"initialize","params":' + params + b"}"))
+        reply = client.read_message()
+        assert reply is not None and reply["id"] == "odd-init"
+        assert "capabilities" in reply["result"]
+    assert "Traceback" not in fake_daemon.log_text()
+    assert_everyone_else_carries_on(fake_daemon, bystander)
