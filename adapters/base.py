@@ -49,6 +49,8 @@ class Adapter:
     # Whether the server's WorkspaceEdits follow the client's `workspaceEdit.documentChanges`
     # (then a client that did not declare it gets `changes`, as from the server alone).
     edits_follow_client_caps = True
+    # Whether the server offers prepareRename only to clients that declared `rename.prepareSupport`.
+    prepare_rename_follows_client_caps = True
 
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).

@@ -24,6 +24,11 @@ class PyrightAdapter(Adapter):
     # ("this._token.cancel is not a function") before it is cleared, so every
     # later request of that method fails until the process restarts.
     uncancellable = frozenset({"textDocument/references", "workspace/executeCommand"})
+    # pyright answers renames with `documentChanges` and offers prepareRename whatever the
+    # client declared (seen with Neovim's and eglot's capabilities): a client of the shared
+    # pyright gets the same as from pyright alone.
+    edits_follow_client_caps = False
+    prepare_rename_follows_client_caps = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

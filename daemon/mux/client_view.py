@@ -29,11 +29,18 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
     value = ev.decode_value(server_result)
     if not isinstance(value, dict):
         return server_result
-    shaped = _shape(value, client.capabilities, pull=pulls(instance, client))
+    shaped = _shape(
+        value,
+        client.capabilities,
+        pull=pulls(instance, client),
+        prepare_follows=instance.adapter.prepare_rename_follows_client_caps,
+    )
     return ev.encode_value(shaped)
 
 
-def _shape(result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool) -> dict[str, Any]:
+def _shape(
+    result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool, prepare_follows: bool = True
+) -> dict[str, Any]:
     """Adjust the server's result to one client's declared capabilities."""
     caps = result.get("capabilities")
     if isinstance(caps, dict):
@@ -44,7 +51,8 @@ def _shape(result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool) -
         if pull:
             caps["diagnosticProvider"] = diagnostic_provider()
         rename = caps.get("renameProvider")
-        if isinstance(rename, dict) and "prepareProvider" in rename and not _declared_prepare(client_caps):
+        offers_prepare = isinstance(rename, dict) and "prepareProvider" in rename
+        if isinstance(rename, dict) and offers_prepare and prepare_follows and not _declared_prepare(client_caps):
             # A server offers prepareRename only to clients that declared prepareSupport.
             rest = {k: v for k, v in rename.items() if k != "prepareProvider"}
             caps["renameProvider"] = rest or True
