@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import LENSMUX, DaemonProc, process_alive, running_daemon, wait_until
-from support.lspclient import LspClient, default_client_capabilities
+from support.lspclient import LspClient, default_client_capabilities, initialized_clients
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -165,12 +165,7 @@ async def test_second_client_opening_a_held_document_gets_its_diagnostics_at_onc
 ) -> None:
     root, path = _bad_file(case, request)
     argv = daemon.client_argv(case.server)
-    async with (
-        LspClient.over_process(argv, name="first") as first,
-        LspClient.over_process(argv, name="second") as second,
-    ):
-        await first.initialize(root)
-        await second.initialize(root)
+    async with initialized_clients(argv, root, "first", "second") as (first, second):
         uri = await first.open(path, case.language, version=4)
         seen = await first.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
         assert seen["version"] == 4
@@ -205,12 +200,7 @@ async def test_closing_a_shared_document_clears_it_only_for_the_closer(
 ) -> None:
     root, path = _bad_file(case, request)
     argv = daemon.client_argv(case.server)
-    async with (
-        LspClient.over_process(argv, name="closer") as closer,
-        LspClient.over_process(argv, name="keeper") as keeper,
-    ):
-        await closer.initialize(root)
-        await keeper.initialize(root)
+    async with initialized_clients(argv, root, "closer", "keeper") as (closer, keeper):
         uri = await closer.open(path, case.language)
         await keeper.open(path, case.language)
         await closer.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
