@@ -41,7 +41,7 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # `lensmux doctor` fails when a required server is missing, warns otherwise.
     required: bool = True
     # Serve pull diagnostics (textDocument/diagnostic) to clients that declare them. Off by default:
-    # clangd and pyright, alone with any of the editors lensmux is tested with, push to every client.
+    # clangd alone pushes to every tested editor profile, pyright to all but VS Code's.
     pull_diagnostics: bool = False
     # Recycle the server past this resident memory (MiB); None uses `[daemon.memory] server_limit_mb`.
     memory_limit_mb: int | None = None

@@ -77,8 +77,10 @@ class DiagnosticsStore:
 def pulls(instance: Instance, client: ClientSession) -> bool:
     """Whether `client` is served pull diagnostics: it declared them and the server's config offers them.
 
-    clangd and pyright push to every client, pull-capable or not, when they
-    have it alone; so pull is offered only where `pull_diagnostics` is set.
+    clangd alone pushes to every editor profile the conformance suite runs, and
+    pyright to all but VS Code (which it serves in pull mode through a dynamic
+    registration; not mirrored yet), so pull is offered only where
+    `pull_diagnostics` is set.
     """
     return instance.config.pull_diagnostics and pulls_diagnostics(client.capabilities)
 
