@@ -104,7 +104,6 @@ class Daemon:
             self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
             self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
             self.assist = AssistService(self.internal, lambda p: self.control.call("lensmux/hybridSearch", p))
-            self.registry.on_new_instance.append(self.assist.watch)
             self.control.register("lensmux/assist/tools", self.assist.list_tools)
             self.control.register("lensmux/assist/call", self.assist.call)
             if self.config.daemon.http.enabled:

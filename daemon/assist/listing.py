@@ -7,7 +7,7 @@ from typing import Any
 
 import anyio
 
-from lensmux.daemon.assist.diagnostics import DiagnosticsStore
+from lensmux.daemon.assist import diagnostics as settled
 from lensmux.daemon.assist.errors import ToolError
 from lensmux.daemon.assist.navigation import Answer
 from lensmux.daemon.assist.positions import from_lsp, source_line
@@ -105,7 +105,7 @@ async def workspace_symbols(ws: Workspace, args: dict[str, Any]) -> Answer:
     return "\n".join(text), {"query": query, "symbols": rows}
 
 
-async def diagnostics(ws: Workspace, args: dict[str, Any], store: DiagnosticsStore) -> Answer:
+async def diagnostics(ws: Workspace, args: dict[str, Any]) -> Answer:
     """The server's current errors and warnings for one file."""
     path = ws.file(args.get("file", ""))
     inst = ws.instance(path)
@@ -114,10 +114,10 @@ async def diagnostics(ws: Workspace, args: dict[str, Any], store: DiagnosticsSto
     version = doc.version if doc is not None else None
     report = None
     with anyio.move_on_after(DIAGNOSTICS_WAIT + READY_WAIT):
-        report = await store.wait(inst, uri, version)
+        report = await settled.wait(inst, uri, version)
     if report is None:
         # A server still busy (a background index) answers with what it last said.
-        report = store.latest(inst, uri)
+        report = settled.latest(inst, uri)
     if report is None:
         raise ToolError(f"{inst.key.server} has not reported diagnostics for {ws.rel(path)} yet; try again shortly")
     lines = await ws.lines(path)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lensmux.daemon.mux.positions import UTF16, index_at, units
+
 _EOL = re.compile(r"\r\n|\r|\n")
 
 
@@ -19,27 +21,16 @@ def split_lines(text: str) -> list[str]:
     return _EOL.split(text)
 
 
-def utf16_units(line: str, chars: int) -> int:
-    """UTF-16 code units in the first `chars` characters of `line`."""
-    head = line[: max(chars, 0)]
-    return len(head) + sum(1 for ch in head if ord(ch) > 0xFFFF)
-
-
-def chars_from_utf16(line: str, units: int) -> int:
-    """Characters of `line` covering its first `units` UTF-16 code units (clamped to the line)."""
-    count = 0
-    for idx, ch in enumerate(line):
-        if count >= units:
-            return idx
-        count += 2 if ord(ch) > 0xFFFF else 1
-    return len(line)
+def chars_from_utf16(line: str, offset: int) -> int:
+    """Characters of `line` covering its first `offset` UTF-16 code units (clamped to the line)."""
+    return index_at(line, offset, UTF16)[0]
 
 
 def to_lsp(lines: list[str], line: int, column: int) -> dict[str, int]:
     """An LSP position for a 1-based (line, column) in characters."""
     row = min(max(line - 1, 0), max(len(lines) - 1, 0))
     text = lines[row] if lines else ""
-    return {"line": row, "character": utf16_units(text, min(max(column - 1, 0), len(text)))}
+    return {"line": row, "character": units(text[: min(max(column - 1, 0), len(text))], UTF16)}
 
 
 def from_lsp(lines: list[str], position: dict[str, int]) -> tuple[int, int]:

@@ -15,13 +15,11 @@ from typing import Any
 import anyio
 
 from lensmux.daemon.assist import edits, listing, navigation
-from lensmux.daemon.assist.diagnostics import DiagnosticsStore
 from lensmux.daemon.assist.errors import ToolError
 from lensmux.daemon.assist.schemas import TOOLS
 from lensmux.daemon.assist.searching import HybridSearch, search_code
 from lensmux.daemon.assist.workspace import Workspace
 from lensmux.daemon.control import ControlError
-from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.wire.envelope import ErrorCode
 
@@ -37,7 +35,6 @@ class AssistService:
 
     def __init__(self, internal: InternalClient, hybrid: HybridSearch) -> None:
         self._internal = internal
-        self.diagnostics = DiagnosticsStore()
         self._tools: dict[str, Tool] = {
             "search_code": lambda ws, a: search_code(ws, a, hybrid),
             "find_definition": navigation.find_definition,
@@ -47,12 +44,8 @@ class AssistService:
             "rename_preview": edits.rename_preview,
             "document_symbols": listing.document_symbols,
             "workspace_symbols": listing.workspace_symbols,
-            "diagnostics": lambda ws, a: listing.diagnostics(ws, a, self.diagnostics),
+            "diagnostics": listing.diagnostics,
         }
-
-    def watch(self, instance: Instance) -> None:
-        """Follow a new instance's diagnostics."""
-        self.diagnostics.watch(instance)
 
     async def list_tools(self, params: Any) -> Any:
         """The control method `lensmux/assist/tools`."""

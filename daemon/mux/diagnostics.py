@@ -11,9 +11,11 @@ else already holds, and clears it for a client that closes one.
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from msgspec import Raw
 
 from lensmux.daemon.mux import diagnostics_pull
@@ -37,6 +39,8 @@ class Published:
     version: int | None
     diagnostics: list[Any]
     result_id: str
+    # When it arrived (monotonic): servers often publish twice after an open.
+    at: float = field(default_factory=time.monotonic)
 
 
 @dataclass
@@ -52,6 +56,8 @@ class DiagnosticsStore:
     broadcast: set[str] = field(default_factory=set)
     parked: dict[str, list[ParkedPull]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    # Set (and replaced) on every publish, for waiters on the next one.
+    changed: anyio.Event = field(default_factory=anyio.Event)
 
     def record(self, uri: str, version: int | None, diagnostics: list[Any]) -> tuple[Published, bool]:
         """Keep a publish; return it and whether its diagnostics differ from the previous ones."""
@@ -60,6 +66,8 @@ class DiagnosticsStore:
         result_id = f"lensmux-{next(self._ids)}" if changed or old is None else old.result_id
         entry = Published(uri, version, diagnostics, result_id)
         self.latest[uri] = entry
+        self.changed.set()
+        self.changed = anyio.Event()
         return entry, changed
 
     def forget_client(self, client_id: int) -> None:

@@ -91,8 +91,6 @@ class Instance:
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
-        # Called with the raw params of every publishDiagnostics (the assistant tools keep the last).
-        self.on_diagnostics: list[Callable[[Raw], None]] = []
         # Called with a URI once a client's edit is applied (the index reads the daemon's text).
         self.on_changed: list[Callable[[str], None]] = []
         self.supervisor = Supervisor(self)

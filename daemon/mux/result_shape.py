@@ -10,6 +10,7 @@ Only answers that can contain them are decoded, and only for such clients.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from msgspec import Raw
@@ -33,6 +34,9 @@ EDIT_METHODS = frozenset(
     }
 )
 _SNIPPET = 2
+_SNIPPET_FORMAT = re.compile(rb'"insertTextFormat"\s*:\s*2(?![0-9])')
+_LABEL_DETAILS = re.compile(rb'"labelDetails"')
+_DOCUMENT_CHANGES = re.compile(rb'"documentChanges"')
 _PLAIN = 1
 
 
@@ -195,25 +199,25 @@ def shape_result(method: str, result: Raw, caps: dict[str, Any], *, edits_follow
     `edits_follow_caps` is False for a server that answers with `documentChanges`
     whatever the client declared (the adapter knows): its answers pass unchanged.
     """
-    raw = bytes(result)
-    if method in COMPLETION_METHODS and _completion_needs_shaping(raw, caps):
+    # Completions come with nearly every keystroke: the capabilities decide first, and the
+    # raw bytes are searched in place (no copy) only for a client that lacks something.
+    if method in COMPLETION_METHODS and _completion_needs_shaping(result, caps):
         return ev.encode_value(_completion_for(ev.decode_value(result), caps))
     if (
         method in EDIT_METHODS
         and edits_follow_caps
         and not supports_document_changes(caps)
-        and b'"documentChanges"' in raw
+        and _DOCUMENT_CHANGES.search(result) is not None
     ):
         return ev.encode_value(_edits_in(method, ev.decode_value(result)))
     return result
 
 
-def _completion_needs_shaping(raw: bytes, caps: dict[str, Any]) -> bool:
-    compact = raw.replace(b" ", b"")
-    if not supports_snippets(caps) and b'"insertTextFormat":2' in compact:
+def _completion_needs_shaping(raw: Raw, caps: dict[str, Any]) -> bool:
+    if not supports_snippets(caps) and _SNIPPET_FORMAT.search(raw) is not None:
         return True
     details = declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
-    return not details and b'"labelDetails"' in compact
+    return not details and _LABEL_DETAILS.search(raw) is not None
 
 
 def edit_for_client(edit: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:

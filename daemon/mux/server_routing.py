@@ -112,8 +112,6 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
     method = env.method
     body: bytes | None = None
     if method == "textDocument/publishDiagnostics" and env.params is not UNSET:
-        for hook in instance.on_diagnostics:
-            hook(env.params)
         diagnostics.on_publish(instance, env.params)
         return
     if method == "$/progress" and env.params is not UNSET:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 from support.daemon_proc import running_daemon
 from support.fake_servers import fake_server_config, fake_workspace
-from support.lspclient import LspClient, initialized_clients
+from support.lspclient import concurrent_echoes, initialized_clients
 
 from lensmux.daemon.main import UnknownEventLoop, event_loop_choice
 
@@ -21,15 +19,7 @@ async def test_two_clients_get_their_own_answers_on_either_loop(tmp_path: Path, 
     root = fake_workspace(tmp_path / "ws")
     with running_daemon(tmp_path / "d", fake_server_config(), extra_env={"LENSMUX_EVENT_LOOP": loop}) as daemon:
         async with initialized_clients(daemon.client_argv("fake"), root, "a", "b") as (a, b):
-            results: dict[str, Any] = {}
-
-            async def ask(client: LspClient, tag: str) -> None:
-                for i in range(50):
-                    results[f"{tag}{i}"] = await client.request("fake/echo", {"tag": tag, "i": i})
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(ask, a, "a")
-                tg.start_soon(ask, b, "b")
+            results = await concurrent_echoes({"a": a, "b": b}, 50)
         assert all(results[f"{t}{i}"] == {"tag": t, "i": i} for t in "ab" for i in range(50))
         assert f"event loop: {loop}" in daemon.log_text()
 

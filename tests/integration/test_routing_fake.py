@@ -12,7 +12,7 @@ import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon, wait_until
 from support.fake_servers import FAKE_LSP_SERVER, fake_workspace
-from support.lspclient import LspClient, LspResponseError, initialized_clients
+from support.lspclient import LspClient, LspResponseError, concurrent_echoes, initialized_clients
 
 pytestmark = [pytest.mark.anyio]
 
@@ -54,15 +54,7 @@ async def test_workspace_configuration_is_answered_by_the_daemon(fake_daemon: Da
 async def test_same_request_ids_from_two_clients_reach_the_right_client(fake_daemon: DaemonProc, root: Path) -> None:
     clients = initialized_clients(fake_daemon.client_argv("fake"), root, "a", "b")
     async with clients as (a, b):
-        results: dict[str, Any] = {}
-
-        async def ask(client: LspClient, tag: str) -> None:
-            for i in range(20):
-                results[f"{tag}{i}"] = await client.request("fake/echo", {"tag": tag, "i": i})
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(ask, a, "a")
-            tg.start_soon(ask, b, "b")
+        results = await concurrent_echoes({"a": a, "b": b}, 20)
         assert all(results[f"{t}{i}"] == {"tag": t, "i": i} for t in "ab" for i in range(20))
 
 

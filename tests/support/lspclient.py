@@ -283,3 +283,17 @@ async def initialized_clients(argv: Sequence[str], root: Path, *names: str) -> A
         for client in clients:
             await client.initialize(root)
         yield clients
+
+
+async def concurrent_echoes(clients: Mapping[str, LspClient], count: int) -> dict[str, Any]:
+    """Each client sends `count` `fake/echo` requests tagged with its key, all clients at once; answers by tag+i."""
+    results: dict[str, Any] = {}
+
+    async def ask(client: LspClient, tag: str) -> None:
+        for i in range(count):
+            results[f"{tag}{i}"] = await client.request("fake/echo", {"tag": tag, "i": i})
+
+    async with anyio.create_task_group() as tg:
+        for tag, client in clients.items():
+            tg.start_soon(ask, client, tag)
+    return results
