@@ -52,6 +52,12 @@ class Adapter:
     # Whether the server offers prepareRename only to clients that declared `rename.prepareSupport`.
     prepare_rename_follows_client_caps = True
 
+    # Whether the server, serving a client in pull mode, still publishes the empty set after didClose.
+    clears_closed_documents_for_pull_clients = False
+    # Whether the server answers `textDocument/diagnostic` while it pushes (it analyses on demand):
+    # the clients it would register pull for then have their pulls forwarded to it.
+    answers_pulls_while_pushing = False
+
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()
@@ -119,6 +125,15 @@ class Adapter:
                 return None
             node = node[part]
         return node
+
+    def pull_diagnostics_registration(
+        self, client_caps: dict[str, Any], client_options: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """registerOptions of the `textDocument/diagnostic` registration the server alone makes for this client.
+
+        None: the server alone would push to it (or offer pull statically).
+        """
+        return None
 
     def forwards_cancel(self, method: str) -> bool:
         """Whether a `$/cancelRequest` for a request of `method` may reach the server."""

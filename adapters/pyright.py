@@ -29,6 +29,12 @@ class PyrightAdapter(Adapter):
     # pyright gets the same as from pyright alone.
     edits_follow_client_caps = False
     prepare_rename_follows_client_caps = False
+    # In pull mode pyright still publishes an empty set for a document when it is closed.
+    clears_closed_documents_for_pull_clients = True
+    # pyright answers pulls in any mode, analysing the document then and there; pushing, it
+    # analyses only 250 ms after the last request or change of any client, so a busy client
+    # would hold back what a pull client sees if the daemon answered it from pushes.
+    answers_pulls_while_pushing = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,6 +50,29 @@ class PyrightAdapter(Adapter):
             {} if ans is None and item.get("section") in ("python", "python.analysis", "pyright") else ans
             for ans, item in zip(answers, items, strict=True)
         ]
+
+    def pull_diagnostics_registration(
+        self, client_caps: dict[str, Any], client_options: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """pyright serves pull diagnostics, through a dynamic registration, to a client that can take one.
+
+        Its rule: `textDocument.diagnostic.dynamicRegistration` declared and the
+        client's initializationOptions do not say `disablePullDiagnostics`.
+        """
+        text_document = client_caps.get("textDocument")
+        diagnostic = text_document.get("diagnostic") if isinstance(text_document, dict) else None
+        if not isinstance(diagnostic, dict) or diagnostic.get("dynamicRegistration") is not True:
+            return None
+        if client_options.get("disablePullDiagnostics") is True:
+            return None
+        # workspaceDiagnostics stays false, as with diagnosticMode "openFilesOnly": the daemon
+        # answers workspace pulls at once rather than holding them open (diagnostics_pull.py).
+        return {
+            "interFileDependencies": True,
+            "workspaceDiagnostics": False,
+            "documentSelector": None,
+            "identifier": "Pyright",
+        }
 
     def indexing(self) -> bool:
         """True while pyright reports workspace analysis progress."""

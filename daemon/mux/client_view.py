@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.diagnostics import pulls
+from lensmux.daemon.mux.diagnostics import offers_pull_statically
 from lensmux.daemon.mux.diagnostics_pull import diagnostic_provider
 from lensmux.daemon.mux.positions import announce
 from lensmux.daemon.wire import envelope as ev
@@ -32,7 +32,7 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
     shaped = _shape(
         value,
         client.capabilities,
-        pull=pulls(instance, client),
+        pull=offers_pull_statically(instance, client),
         prepare_follows=instance.adapter.prepare_rename_follows_client_caps,
     )
     return ev.encode_value(shaped)
@@ -45,8 +45,8 @@ def _shape(
     caps = result.get("capabilities")
     if isinstance(caps, dict):
         caps = dict(caps)
-        # Diagnostics are served by the daemon: pulled by the clients it serves in
-        # pull mode (diagnostics.pulls), pushed to everyone else.
+        # Diagnostics are served by the daemon: pulled by the clients it offers pull
+        # statically (a pull registration is the other way, registrations.py), pushed to the rest.
         caps.pop("diagnosticProvider", None)
         if pull:
             caps["diagnosticProvider"] = diagnostic_provider()

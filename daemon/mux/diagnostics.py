@@ -11,6 +11,7 @@ else already holds, and clears it for a client that closes one.
 from __future__ import annotations
 
 import itertools
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.client_session import ClientSession
     from lensmux.daemon.mux.diagnostics_pull import ParkedPull
     from lensmux.daemon.mux.instance import Instance
+
+log = logging.getLogger(__name__)
 
 _PUBLISH = "textDocument/publishDiagnostics"
 _REFRESH = "workspace/diagnostic/refresh"
@@ -83,14 +86,33 @@ class DiagnosticsStore:
 
 
 def pulls(instance: Instance, client: ClientSession) -> bool:
-    """Whether `client` is served pull diagnostics: it declared them and the server's config offers them.
+    """Whether `client` is served pull diagnostics rather than pushed ones."""
+    return offers_pull_statically(instance, client) or pull_registration(instance, client) is not None
 
-    clangd alone pushes to every editor profile the conformance suite runs, and
-    pyright to all but VS Code (which it serves in pull mode through a dynamic
-    registration; not mirrored yet), so pull is offered only where
-    `pull_diagnostics` is set.
+
+def offers_pull_statically(instance: Instance, client: ClientSession) -> bool:
+    """Pull through `diagnosticProvider` in the client's InitializeResult: configured, and declared.
+
+    clangd alone pushes to every editor profile the conformance suite runs, so
+    static pull is offered only where `pull_diagnostics` is set.
     """
     return instance.config.pull_diagnostics and pulls_diagnostics(client.capabilities)
+
+
+def pull_registration(instance: Instance, client: ClientSession) -> dict[str, Any] | None:
+    """registerOptions of the pull registration the server alone would make for `client` (pyright), or None."""
+    if offers_pull_statically(instance, client):
+        return None
+    return instance.adapter.pull_diagnostics_registration(client.capabilities, client.initialization_options)
+
+
+def server_answers_pull(instance: Instance, client: ClientSession, method: str) -> bool:
+    """Whether this pull goes to the server itself (it answers pulls while pushing) rather than the store."""
+    return (
+        method == "textDocument/diagnostic"
+        and instance.adapter.answers_pulls_while_pushing
+        and pull_registration(instance, client) is not None
+    )
 
 
 def _push_clients(instance: Instance, ids: Any) -> list[ClientSession]:
@@ -124,6 +146,14 @@ def on_publish(instance: Instance, params: Raw) -> None:
         # Diagnostics of files nobody has open (workspace-wide analysis) go to every push client.
         targets = _push_clients(instance, list(instance.clients))
         store.broadcast.add(uri)
+    log.debug(
+        "%s: %d diagnostics for %s v%s, pushed to %d clients",
+        instance.name,
+        len(diagnostics),
+        uri,
+        version,
+        len(targets),
+    )
     for client in targets:
         push(instance, client, entry)
     answered = diagnostics_pull.answer_parked(instance, uri)
@@ -196,9 +226,14 @@ def closed(instance: Instance, client: ClientSession, uri: str, *, last: bool) -
     """A client closed `uri`: clear what it was shown, now or with the server's own clearing publish."""
     store = instance.diagnostics
     shown = store.shown.get(uri, {})
-    if client.id not in shown or pulls(instance, client):
-        # A pull client drops a closed document's pulled diagnostics itself, and is never pushed to.
+    if pulls(instance, client):
+        # A pull client drops a closed document's pulled diagnostics itself; some servers still
+        # publish the empty set to it (the adapter knows), and so does the daemon.
         shown.pop(client.id, None)
+        if instance.adapter.clears_closed_documents_for_pull_clients and pull_registration(instance, client):
+            client.send(ev.notification(_PUBLISH, ev.encode_value({"uri": uri, "diagnostics": []})))
+        return
+    if client.id not in shown:
         return
     if last:
         # The server answers the didClose with its own publish (empty, as a rule): that one is this client's.

@@ -15,7 +15,8 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.mux.client_caps import registers_dynamically
+from lensmux.daemon.mux.client_caps import declared, registers_dynamically
+from lensmux.daemon.mux.diagnostics import pull_registration
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.client_session import ClientSession
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WATCHED_FILES = "workspace/didChangeWatchedFiles"
+_RELATIVE_PATTERNS = "workspace.didChangeWatchedFiles.relativePatternSupport"
+# The id of the pull-diagnostics registration the daemon makes itself (it serves those pulls).
+PULL_REGISTRATION_ID = "lensmux-pull-diagnostics"
 # Served by the daemon itself (diagnostics_pull.py): never handed to a client.
 _DAEMON_SERVED = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
 
@@ -52,9 +56,30 @@ def _wants(client: ClientSession, reg: dict[str, Any]) -> bool:
     return registers_dynamically(client.capabilities, method)
 
 
+def _for_client(client: ClientSession, reg: dict[str, Any]) -> dict[str, Any] | None:
+    """The registration as the server alone would have made it for this client (None: not at all)."""
+    if reg.get("method") != WATCHED_FILES or declared(client.capabilities, _RELATIVE_PATTERNS) is True:
+        return reg
+    options = reg.get("registerOptions")
+    if not isinstance(options, dict) or not isinstance(watchers := options.get("watchers"), list):
+        return reg
+    # The server was told the daemon takes RelativePatterns and watches library folders with
+    # them; told otherwise, it leaves those out (pyright), so this client gets the plain globs.
+    plain = [w for w in watchers if isinstance(w, dict) and isinstance(w.get("globPattern"), str)]
+    if len(plain) == len(watchers):
+        return reg
+    if not plain:
+        return None
+    return {**reg, "registerOptions": {**options, "watchers": plain}}
+
+
 def _give(client: ClientSession, table: RegistrationTable, regs: list[dict[str, Any]]) -> None:
     held = table.given.setdefault(client.id, set())
-    fresh = [r for r in regs if str(r["id"]) not in held and _wants(client, r)]
+    fresh = []
+    for reg in regs:
+        shaped = _for_client(client, reg) if str(reg["id"]) not in held and _wants(client, reg) else None
+        if shaped is not None:
+            fresh.append(shaped)
     if fresh:
         held.update(str(r["id"]) for r in fresh)
         client.request("client/registerCapability", {"registrations": fresh})
@@ -102,8 +127,13 @@ def _withdraw(instance: Instance, ids: set[str]) -> None:
 
 
 def replay(instance: Instance, client: ClientSession) -> None:
-    """A client finished initializing: give it the live registrations it declared."""
+    """A client finished initializing: give it the live registrations it declared, and its pull registration."""
     _give(client, instance.registrations, list(instance.registrations.server.values()))
+    options = pull_registration(instance, client)
+    if options is not None:
+        # The server alone would register pull diagnostics for this client; the daemon serves them.
+        pull = {"id": PULL_REGISTRATION_ID, "method": "textDocument/diagnostic", "registerOptions": options}
+        client.request("client/registerCapability", {"registrations": [pull]})
 
 
 def forget_client(instance: Instance, client_id: int) -> None:

@@ -94,7 +94,7 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         client.shutdown_requested = True
         client.reply(env.id, None)
         return
-    if method in diagnostics_pull.PULL_METHODS:
+    if method in diagnostics_pull.PULL_METHODS and not diagnostics.server_answers_pull(instance, client, method):
         # The server only pushes; pulls are answered from what it pushed.
         diagnostics_pull.handle(instance, client, env.id, method, ev.decode_value(env.params))
         return
@@ -173,9 +173,13 @@ async def _client_cancel(instance: Instance, client: ClientSession, params: Any)
     # The client gets its answer now; the server's late one is dropped.
     entry.detached = True
     client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
-    if not entry.followers:
+    if entry.followers:
+        return
+    if instance.adapter.forwards_cancel(entry.method):
         forget_inflight(instance, entry)
-        await instance.cancel_at_server(entry.server_id, entry.method, f"cancelled by {client.name}")
+    # Otherwise the server finishes it anyway (cancel_shield.py), and an identical request
+    # joins it rather than adding another whole run of the same work to the shared server.
+    await instance.cancel_at_server(entry.server_id, entry.method, f"cancelled by {client.name}")
 
 
 def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:

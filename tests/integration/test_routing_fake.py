@@ -173,3 +173,25 @@ async def test_a_second_editor_opening_the_disk_text_keeps_unsaved_edits(fake_da
             await c.initialize(root)
             await c.open(root / "a.txt", "plaintext", text="third view\n")
             assert (await c.request("fake/documentText"))[uri]["text"] == "third view\n"
+
+
+async def test_a_request_whose_cancel_is_withheld_is_joined_not_run_again(tmp_path: Path, root: Path) -> None:
+    """An identical request joins one the server must finish anyway, rather than queueing the same work twice."""
+    # The fake speaks through pyright's adapter, whose references are never cancelled at the server.
+    config = fake_config("--slow", "300").replace("args = ", 'adapter = "pyright"\nargs = ', 1)
+    with running_daemon(tmp_path / "d", config) as daemon:
+        async with initialized_clients(daemon.client_argv("fake"), root, "mover", "asker") as (mover, asker):
+            uri = await mover.open(root / "a.txt", "plaintext")
+            await asker.open(root / "a.txt", "plaintext")
+            params = {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+            params["context"] = {"includeDeclaration": True}
+            moved_on = await mover.start_request("textDocument/references", params)
+            await moved_on.cancel()
+            with pytest.raises(LspResponseError) as cancelled:
+                await moved_on.result(timeout=30)
+            assert cancelled.value.code == -32800
+            # Its own progress token, as editors send them: the same question all the same.
+            answer = await asker.request("textDocument/references", {**params, "workDoneToken": "t1"}, timeout=30)
+            assert isinstance(answer, list)
+            seen = await asker.request("fake/requests", {})
+            assert [m for m, _ in seen if m == "textDocument/references"] == ["textDocument/references"]

@@ -6,6 +6,8 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from lensmux.adapters.base import Adapter
+from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.diagnostics import DiagnosticsStore
 from lensmux.daemon.mux.documents import DocumentStore
 from lensmux.daemon.mux.pending import PendingTable
@@ -19,6 +21,7 @@ class StubClient:
         self.id = cid
         self.name = f"client-{cid}"
         self.capabilities = capabilities or {}
+        self.initialization_options: dict[str, Any] = {}
         self.initialized = True
         self.messages: list[dict[str, Any]] = []
 
@@ -46,8 +49,9 @@ class StubClient:
 class StubInstance:
     """The instance state routing reads and writes, without a server process."""
 
-    def __init__(self, *clients: StubClient) -> None:
+    def __init__(self, *clients: StubClient, adapter: Adapter | None = None) -> None:
         self.name = "stub@/p"
+        self.adapter = adapter or Adapter(ServerConfig(name="stub", command="stub"))
         self.clients: dict[int, Any] = {c.id: c for c in clients}
         self.documents = DocumentStore()
         self.diagnostics = DiagnosticsStore()

@@ -94,3 +94,22 @@ async def test_refresh_requests_go_only_to_clients_with_refresh_support() -> Non
     assert other.messages == []
     # The server is answered either way.
     assert inst.to_server == [{"jsonrpc": "2.0", "id": 7, "result": None}]
+
+
+def test_relative_pattern_watchers_go_only_to_clients_that_declared_relative_patterns() -> None:
+    relative = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True, "relativePatternSupport": True}}}
+    plain, rich = stub(1, WATCHER), stub(2, relative)
+    inst: Any = StubInstance(plain, rich)
+    library = {"globPattern": {"baseUri": "file:///usr/lib/python3", "pattern": "**"}, "kind": 7}
+    watchers = [{"globPattern": "**", "kind": 7}, library]
+    reg = {"id": "w1", "method": "workspace/didChangeWatchedFiles", "registerOptions": {"watchers": watchers}}
+    registrations.register(inst, {"registrations": [reg]})
+    [given_plain] = plain.of("client/registerCapability")
+    [given_rich] = rich.of("client/registerCapability")
+    # As the server alone would have registered for each: a client that cannot take a
+    # RelativePattern is not asked to watch library folders with one.
+    assert given_plain["registrations"][0]["registerOptions"]["watchers"] == [{"globPattern": "**", "kind": 7}]
+    assert given_rich["registrations"][0]["registerOptions"]["watchers"] == watchers
+    # Withdrawn under the same id from both.
+    registrations.unregister(inst, {"unregisterations": [{"id": "w1", "method": "workspace/didChangeWatchedFiles"}]})
+    assert _held(plain) == set() and _held(rich) == set()

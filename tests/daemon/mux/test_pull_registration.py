@@ -1,0 +1,88 @@
+"""A client the server alone would serve in pull mode through a dynamic registration (pyright and VS Code)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from daemon.mux.mux_stubs import PUSH, StubInstance, stub
+from msgspec import Raw
+
+from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.mux import diagnostics, registrations
+from lensmux.daemon.mux.client_view import initialize_result_for
+
+URI = "file:///p/a.py"
+# What VS Code declares: pull diagnostics, registered dynamically.
+DYNAMIC_PULL = {"textDocument": {"diagnostic": {"dynamicRegistration": True, "relatedInformation": True}}}
+# What Neovim 0.10 declares: pull diagnostics, but no dynamic registration.
+STATIC_PULL = {"textDocument": {"diagnostic": {"dynamicRegistration": False}}}
+
+
+def _pyright(*clients: Any, pull_diagnostics: bool = False) -> Any:
+    config = ServerConfig(name="pyright", command="pyright-langserver", pull_diagnostics=pull_diagnostics)
+    inst = StubInstance(*clients, adapter=PyrightAdapter(config))
+    inst.config.pull_diagnostics = pull_diagnostics
+    return inst
+
+
+def _registered(client: Any) -> list[dict[str, Any]]:
+    return [r for p in client.of("client/registerCapability") for r in p["registrations"]]
+
+
+def test_pyright_registers_pull_for_a_client_declaring_dynamic_registration_only() -> None:
+    vscode, neovim, eglot = stub(1, DYNAMIC_PULL), stub(2, STATIC_PULL), stub(3, PUSH)
+    inst = _pyright(vscode, neovim, eglot)
+    for client in (vscode, neovim, eglot):
+        registrations.replay(inst, client)
+    [pull] = _registered(vscode)
+    assert pull["method"] == "textDocument/diagnostic"
+    assert pull["registerOptions"] == {
+        "interFileDependencies": True,
+        "workspaceDiagnostics": False,
+        "documentSelector": None,
+        "identifier": "Pyright",
+    }
+    assert _registered(neovim) == [] and _registered(eglot) == []
+    assert diagnostics.pulls(inst, vscode)
+    assert not diagnostics.pulls(inst, neovim) and not diagnostics.pulls(inst, eglot)
+
+
+def test_a_client_that_disables_pull_in_its_initialization_options_is_pushed_to() -> None:
+    vscode = stub(1, DYNAMIC_PULL)
+    vscode.initialization_options = {"disablePullDiagnostics": True}
+    inst = _pyright(vscode)
+    registrations.replay(inst, vscode)
+    assert _registered(vscode) == []
+    assert not diagnostics.pulls(inst, vscode)
+
+
+def test_its_pulls_go_to_the_server_and_its_initialize_result_offers_no_static_provider() -> None:
+    vscode = stub(1, DYNAMIC_PULL)
+    inst = _pyright(vscode)
+    assert diagnostics.server_answers_pull(inst, vscode, "textDocument/diagnostic")
+    # Workspace pulls stay with the daemon (the registration says workspaceDiagnostics: false).
+    assert not diagnostics.server_answers_pull(inst, vscode, "workspace/diagnostic")
+    inst.init_result = Raw(b'{"capabilities": {"hoverProvider": true, "diagnosticProvider": {}}}')
+    inst.adapter.prepare_rename_follows_client_caps = False
+    caps = json.loads(bytes(initialize_result_for(inst, vscode)))["capabilities"]
+    assert "diagnosticProvider" not in caps and caps["hoverProvider"] is True
+
+
+def test_configured_static_pull_wins_over_the_registration() -> None:
+    vscode = stub(1, DYNAMIC_PULL)
+    inst = _pyright(vscode, pull_diagnostics=True)
+    registrations.replay(inst, vscode)
+    assert _registered(vscode) == []
+    assert diagnostics.pulls(inst, vscode)
+    assert not diagnostics.server_answers_pull(inst, vscode, "textDocument/diagnostic")
+
+
+def test_closing_clears_the_pull_clients_document_as_pyright_alone_does() -> None:
+    vscode = stub(1, DYNAMIC_PULL)
+    inst = _pyright(vscode)
+    inst.documents.open(vscode.id, {"textDocument": {"uri": URI, "languageId": "python", "version": 3, "text": ""}})
+    inst.documents.close(vscode.id, URI)
+    diagnostics.closed(inst, vscode, URI, last=True)
+    assert vscode.of("textDocument/publishDiagnostics") == [{"uri": URI, "diagnostics": []}]
