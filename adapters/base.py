@@ -52,6 +52,9 @@ class Adapter:
     # Whether the server offers prepareRename only to clients that declared `rename.prepareSupport`.
     prepare_rename_follows_client_caps = True
 
+    # Whether the server's own flat documentSymbol answers (for a client without hierarchical
+    # support) name every container "" rather than the enclosing symbol.
+    blank_flat_containers = False
     # Whether the server, serving a client in pull mode, still publishes the empty set after didClose.
     clears_closed_documents_for_pull_clients = False
     # Whether the server answers `textDocument/diagnostic` while it pushes (it analyses on demand):
@@ -132,6 +135,15 @@ class Adapter:
         """registerOptions of the `textDocument/diagnostic` registration the server alone makes for this client.
 
         None: the server alone would push to it (or offer pull statically).
+        """
+        return None
+
+    def diagnostics_for_client(
+        self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]
+    ) -> list[tuple[Any, Any]] | None:
+        """(diagnostic as the server alone words it for this client, the shared server's one) pairs.
+
+        None: the server words diagnostics the same for every client.
         """
         return None
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.adapters.base import Adapter, find_executable
+from lensmux.adapters.clangd_wording import fold_related
 
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
@@ -15,6 +16,10 @@ FILE_STATUS = "textDocument/clangd.fileStatus"
 
 class ClangdAdapter(Adapter):
     """clangd answers cross-file queries fully only after its background index ends."""
+
+    # clangd flattens its symbol tree for a client without hierarchical support with
+    # containerName "" on every symbol, nested ones included (seen with clangd 22).
+    blank_flat_containers = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -29,6 +34,16 @@ class ClangdAdapter(Adapter):
             if binary is not None:
                 argv[0] = str(binary)
         return argv
+
+    def diagnostics_for_client(
+        self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]
+    ) -> list[tuple[Any, Any]] | None:
+        """Notes folded into the messages for a client without publishDiagnostics.relatedInformation."""
+        text_document = client_caps.get("textDocument")
+        publish = text_document.get("publishDiagnostics") if isinstance(text_document, dict) else None
+        if isinstance(publish, dict) and publish.get("relatedInformation") is True:
+            return None
+        return fold_related(uri, diagnostics)
 
     def extension_notification(self, method: str) -> bool:
         """clangd's fileStatus is sent only when initializationOptions.clangdFileStatus is true."""

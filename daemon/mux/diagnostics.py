@@ -21,6 +21,7 @@ from msgspec import Raw
 
 from lensmux.daemon.mux import diagnostics_pull
 from lensmux.daemon.mux.client_caps import accepts_refresh, pulls_diagnostics
+from lensmux.daemon.mux.diagnostic_wording import for_client, forget
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
@@ -58,6 +59,8 @@ class DiagnosticsStore:
     # URIs whose diagnostics went to every client (files nobody has open).
     broadcast: set[str] = field(default_factory=set)
     parked: dict[str, list[ParkedPull]] = field(default_factory=dict)
+    # client id -> uri -> the client's wording of a diagnostic -> the server's (diagnostic_wording.py).
+    worded: dict[int, dict[str, dict[Any, Any]]] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # Set (and replaced) on every publish, for waiters on the next one.
     changed: anyio.Event = field(default_factory=anyio.Event)
@@ -75,6 +78,7 @@ class DiagnosticsStore:
 
     def forget_client(self, client_id: int) -> None:
         """A client left: it is shown nothing any more."""
+        self.worded.pop(client_id, None)
         for shown in self.shown.values():
             shown.pop(client_id, None)
         for closing in self.closing.values():
@@ -163,7 +167,10 @@ def on_publish(instance: Instance, params: Raw) -> None:
 
 def push(instance: Instance, client: ClientSession, entry: Published) -> None:
     """Send `entry` to one push client, its version mapped to the client's numbering."""
-    value: dict[str, Any] = {"uri": entry.uri, "diagnostics": entry.diagnostics}
+    value: dict[str, Any] = {
+        "uri": entry.uri,
+        "diagnostics": for_client(instance, client, entry.uri, entry.diagnostics),
+    }
     if entry.version is not None:
         mapped = instance.documents.client_version(entry.uri, client.id, entry.version)
         if mapped is not None:
@@ -225,6 +232,7 @@ def attached(instance: Instance, client: ClientSession) -> None:
 def closed(instance: Instance, client: ClientSession, uri: str, *, last: bool) -> None:
     """A client closed `uri`: clear what it was shown, now or with the server's own clearing publish."""
     store = instance.diagnostics
+    forget(instance, client.id, uri)
     shown = store.shown.get(uri, {})
     if pulls(instance, client):
         # A pull client drops a closed document's pulled diagnostics itself; some servers still

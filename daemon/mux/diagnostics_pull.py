@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lensmux.daemon.mux.diagnostic_wording import for_client
 from lensmux.daemon.wire.envelope import ErrorCode
 
 if TYPE_CHECKING:
@@ -79,7 +80,8 @@ def _report(instance: Instance, client: ClientSession, uri: str, previous: str |
     instance.diagnostics.shown.setdefault(uri, {})[client.id] = result_id
     if previous == result_id:
         return {"kind": "unchanged", "resultId": result_id}
-    return {"kind": "full", "resultId": result_id, "items": entry.diagnostics if entry is not None else []}
+    items = for_client(instance, client, uri, entry.diagnostics) if entry is not None else []
+    return {"kind": "full", "resultId": result_id, "items": items}
 
 
 def _workspace_report(instance: Instance, client: ClientSession, params: dict[str, Any]) -> dict[str, Any]:
@@ -105,7 +107,7 @@ def _workspace_item(instance: Instance, client: ClientSession, entry: Published,
         "uri": entry.uri,
         "version": version,
         "resultId": entry.result_id,
-        "items": entry.diagnostics,
+        "items": for_client(instance, client, entry.uri, entry.diagnostics),
     }
 
 

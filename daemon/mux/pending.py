@@ -48,6 +48,8 @@ class Pending:
     followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
     # The document a documentSymbol answer is about (a flat answer must name it).
     doc_uri: str | None = None
+    # codeAction: the server's diagnostics back to the asker's wording (diagnostic_wording.py).
+    diagnostics_back: dict[Any, Any] | None = None
 
 
 class PendingTable:

@@ -232,9 +232,13 @@ def edit_for_client(edit: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any
     return as_changes(edit)
 
 
-def flat_symbols(result: Raw, uri: str, caps: dict[str, Any]) -> Raw:
+def flat_symbols(result: Raw, uri: str, caps: dict[str, Any], *, blank_containers: bool = False) -> Raw:
     """A hierarchical documentSymbol answer as the flat SymbolInformation list a client without
-    `hierarchicalDocumentSymbolSupport` would have had from the server alone (pre-order, with containerName)."""
+    `hierarchicalDocumentSymbolSupport` would have had from the server alone (pre-order, with containerName).
+
+    `blank_containers`: the server names every symbol's container "" in its own flat
+    answers (clangd does), rather than the enclosing symbol's name.
+    """
     if declared(caps, "textDocument.documentSymbol.hierarchicalDocumentSymbolSupport") is True:
         return result
     if b'"selectionRange"' not in bytes(result):
@@ -243,11 +247,11 @@ def flat_symbols(result: Raw, uri: str, caps: dict[str, Any]) -> Raw:
     if not isinstance(value, list):
         return result
     flat: list[dict[str, Any]] = []
-    _flatten(value, None, uri, flat)
+    _flatten(value, None, uri, flat, blank=blank_containers)
     return ev.encode_value(flat)
 
 
-def _flatten(symbols: list[Any], container: str | None, uri: str, out: list[dict[str, Any]]) -> None:
+def _flatten(symbols: list[Any], container: str | None, uri: str, out: list[dict[str, Any]], *, blank: bool) -> None:
     for sym in symbols:
         if not isinstance(sym, dict) or "range" not in sym:
             continue
@@ -256,7 +260,9 @@ def _flatten(symbols: list[Any], container: str | None, uri: str, out: list[dict
             if optional in sym:
                 info[optional] = sym[optional]
         info["location"] = {"uri": uri, "range": sym["range"]}
-        if container is not None:
+        if blank:
+            info["containerName"] = ""
+        elif container is not None:
             info["containerName"] = container
         out.append(info)
-        _flatten(sym.get("children") or [], str(sym.get("name", "")), uri, out)
+        _flatten(sym.get("children") or [], str(sym.get("name", "")), uri, out, blank=blank)

@@ -16,6 +16,7 @@ import anyio
 from msgspec import UNSET, Raw
 
 from lensmux.daemon.mux import (
+    diagnostic_wording,
     diagnostics,
     diagnostics_pull,
     notebooks,
@@ -109,7 +110,9 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         if hit is not None:
             answer = Raw(hit)
             if method == SYMBOLS_METHOD and key.uri is not None:
-                answer = flat_symbols(answer, key.uri, client.capabilities)
+                answer = flat_symbols(
+                    answer, key.uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
+                )
             client.send(ev.response(env.id, answer))
             return
         leader = instance.inflight.get(key.key)
@@ -134,6 +137,8 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         entry.storable = storable
         instance.inflight[key.key] = entry
     params = env.params
+    if params is not UNSET and diagnostic_wording.rewords(instance, client, method):
+        params, entry.diagnostics_back = diagnostic_wording.context_to_server(instance, client, params)
     if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)
     try:

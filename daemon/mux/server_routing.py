@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostics, notebooks, server_requests
+from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
@@ -102,8 +102,12 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
             own = shape_result(
                 entry.method, own, client.capabilities, edits_follow_caps=instance.adapter.edits_follow_client_caps
             )
+        if entry.diagnostics_back:
+            own = diagnostic_wording.result_to_client(own, entry.diagnostics_back)
         if entry.method == SYMBOLS_METHOD and entry.doc_uri is not None:
-            own = flat_symbols(own, entry.doc_uri, client.capabilities)
+            own = flat_symbols(
+                own, entry.doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
+            )
         client.send(ev.response(client_id, own))
     entry.followers.clear()
 

@@ -8,17 +8,6 @@ and failing in the same run on this code); those are not strict.
 
 from __future__ import annotations
 
-CLANGD_WORDING = (
-    "clangd words a diagnostic by the client's publishDiagnostics.relatedInformation support (notes folded into the "
-    "message for a client without it) and offers fix-its to match; the shared clangd words it once, for the daemon's "
-    "capabilities, so eglot and Helix get the structured wording (and one fix-it where clangd alone offers two)"
-)
-
-CLANGD_FLAT_SYMBOLS = (
-    "clangd's own flat documentSymbol answer names containerName \"\" for top-level symbols; the daemon's flattening "
-    "of the shared hierarchical answer leaves it out"
-)
-
 PYRIGHT_WARMUP = (
     "timing: pyright analyses (diagnostics, workspace discovery, the symbols of an added folder) only once 250 ms "
     "have passed since the last request or change of any client; the busy partner edits and asks every ~220 ms, so "
@@ -42,16 +31,10 @@ _PYRIGHT_TIMED = {
 }
 
 XFAILS: dict[tuple[str, str, str], str] = {
-    ("clangd", "eglot", "diagnostics"): CLANGD_WORDING,
-    ("clangd", "eglot", "quickfix"): CLANGD_WORDING,
-    ("clangd", "helix", "diagnostics"): CLANGD_WORDING,
-    ("clangd", "helix", "quickfix"): CLANGD_WORDING,
-    ("clangd", "helix", "documents"): CLANGD_FLAT_SYMBOLS,
     ("clangd", "neovim-0.7", "registrations"): REFRESH,
     **{("pyright", profile, aspect): PYRIGHT_WARMUP for profile, aspect in _PYRIGHT_TIMED},
 }
 
 TIMING: frozenset[tuple[str, str, str]] = frozenset(
-    {("clangd", "neovim-0.7", "registrations")}
-    | {("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED}
+    {("clangd", "neovim-0.7", "registrations")} | {("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED}
 )

@@ -87,6 +87,9 @@ def test_hierarchical_symbols_become_flat_for_a_client_without_hierarchy() -> No
     assert flat[1]["location"] == {"uri": "file:///p/a.py", "range": _rng(1, 4, 2, 0)}
     hierarchical = {"textDocument": {"documentSymbol": {"hierarchicalDocumentSymbolSupport": True}}}
     assert flat_symbols(raw, "file:///p/a.py", hierarchical) is raw
+    # clangd's own flattening names every container "" (nested symbols too).
+    as_clangd = msgspec.json.decode(flat_symbols(raw, "file:///p/a.py", {}, blank_containers=True))
+    assert [(s["name"], s["containerName"]) for s in as_clangd] == [("Calc", ""), ("add", ""), ("main", "")]
 
 
 def _rng(sl: int, sc: int, el: int, ec: int) -> dict[str, dict[str, int]]:
