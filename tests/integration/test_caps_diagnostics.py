@@ -107,19 +107,56 @@ def _withdrawn(client: LspClient, ids: set[str], *, since: int) -> bool:
     )
 
 
-async def test_a_pull_capable_client_is_pushed_to_like_pyright_alone_would(
+async def test_a_vscode_like_client_pulls_through_pyrights_own_registration(
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
-    # pyright alone pushes even to a client that declared pull: by default so does the daemon.
+    # pyright alone registers textDocument/diagnostic for a client that declared its dynamic
+    # registration (VS Code), answers its pulls, and pushes it nothing but the empty set on close.
     root, path = _bad_file(PYRIGHT, request)
     async with LspClient.over_process(daemon.client_argv("pyright"), name="vscode") as puller:
         result = await puller.initialize(root, capabilities=pull_caps())
         assert "diagnosticProvider" not in result["capabilities"]
+        with anyio.fail_after(30):
+            while not _registered(puller, "textDocument/diagnostic"):
+                await anyio.sleep(0.05)
         uri = await puller.open(path, "python")
-        published = await puller.wait_notification(
+        report = await puller.request("textDocument/diagnostic", {"textDocument": {"uri": uri}}, timeout=60)
+        assert report["kind"] == "full"
+        assert any("not a number" in d["message"] or "int" in d["message"] for d in report["items"])
+        again = {"textDocument": {"uri": uri}, "previousResultId": report["resultId"]}
+        assert (await puller.request("textDocument/diagnostic", again, timeout=60))["kind"] == "unchanged"
+        since = len(puller.notifications)
+        await puller.close(uri)
+        await puller.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=True), since=since)
+        pushed = [p for m, p in puller.notifications if m == "textDocument/publishDiagnostics" and p["diagnostics"]]
+        assert pushed == []
+
+
+async def test_a_client_that_pulls_without_dynamic_registration_is_pushed_to_like_pyright_alone_would(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    # Neovim 0.10 declares pull diagnostics without dynamic registration: pyright alone pushes to it.
+    root, path = _bad_file(PYRIGHT, request)
+    caps = pull_caps()
+    caps["textDocument"]["diagnostic"]["dynamicRegistration"] = False
+    async with LspClient.over_process(daemon.client_argv("pyright"), name="neovim") as client:
+        result = await client.initialize(root, capabilities=caps)
+        assert "diagnosticProvider" not in result["capabilities"]
+        uri = await client.open(path, "python")
+        published = await client.wait_notification(
             "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
         )
         assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
+        assert not _registered(client, "textDocument/diagnostic")
+
+
+def _registered(client: LspClient, method: str) -> bool:
+    return any(
+        reg.get("method") == method
+        for m, params in client.server_requests
+        if m == "client/registerCapability"
+        for reg in params.get("registrations", [])
+    )
 
 
 async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
