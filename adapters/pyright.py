@@ -65,8 +65,11 @@ class PyrightAdapter(Adapter):
             return None
         if client_options.get("disablePullDiagnostics") is True:
             return None
-        # workspaceDiagnostics stays false, as with diagnosticMode "openFilesOnly": the daemon
-        # answers workspace pulls at once rather than holding them open (diagnostics_pull.py).
+        if self._section("python.analysis.diagnosticMode") == "workspace":
+            # pyright alone would register workspace pulls too, answered as analysis goes on; the
+            # daemon does not hold workspace pulls open, so such a client is pushed every file's
+            # diagnostics instead (VS Code takes pushes as well), and misses none.
+            return None
         return {
             "interFileDependencies": True,
             "workspaceDiagnostics": False,

@@ -86,3 +86,15 @@ def test_closing_clears_the_pull_clients_document_as_pyright_alone_does() -> Non
     inst.documents.close(vscode.id, URI)
     diagnostics.closed(inst, vscode, URI, last=True)
     assert vscode.of("textDocument/publishDiagnostics") == [{"uri": URI, "diagnostics": []}]
+
+
+def test_in_workspace_mode_the_client_is_pushed_every_files_diagnostics_instead() -> None:
+    vscode = stub(1, DYNAMIC_PULL)
+    config = ServerConfig(
+        name="pyright", command="pyright-langserver", settings={"python": {"analysis": {"diagnosticMode": "workspace"}}}
+    )
+    inst = StubInstance(vscode, adapter=PyrightAdapter(config))
+    inst.config.pull_diagnostics = False
+    registrations.replay(inst, vscode)
+    assert _registered(vscode) == []
+    assert not diagnostics.pulls(inst, vscode)
