@@ -93,7 +93,7 @@ def test_in_workspace_mode_the_client_is_pushed_every_files_diagnostics_instead(
     config = ServerConfig(
         name="pyright", command="pyright-langserver", settings={"python": {"analysis": {"diagnosticMode": "workspace"}}}
     )
-    inst = StubInstance(vscode, adapter=PyrightAdapter(config))
+    inst: Any = StubInstance(vscode, adapter=PyrightAdapter(config))
     inst.config.pull_diagnostics = False
     registrations.replay(inst, vscode)
     assert _registered(vscode) == []
