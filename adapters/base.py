@@ -55,6 +55,9 @@ class Adapter:
     # Whether the server's own flat documentSymbol answers (for a client without hierarchical
     # support) name every container "" rather than the enclosing symbol.
     blank_flat_containers = False
+    # Whether opening or closing a file whose text is as saved can change cross-file answers
+    # (clangd: an open file joins its dynamic index; pyright reads unopened files from disk).
+    opening_saved_files_changes_answers = True
     # Whether the server, serving a client in pull mode, still publishes the empty set after didClose.
     clears_closed_documents_for_pull_clients = False
     # Whether the server answers `textDocument/diagnostic` while it pushes (it analyses on demand):

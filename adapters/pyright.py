@@ -31,6 +31,8 @@ class PyrightAdapter(Adapter):
     prepare_rename_follows_client_caps = False
     # In pull mode pyright still publishes an empty set for a document when it is closed.
     clears_closed_documents_for_pull_clients = True
+    # pyright analyses every workspace file from disk whether or not it is open.
+    opening_saved_files_changes_answers = False
     # pyright answers pulls in any mode, analysing the document then and there; pushing, it
     # analyses only 250 ms after the last request or change of any client, so a busy client
     # would hold back what a pull client sees if the daemon answered it from pushes.

@@ -34,6 +34,9 @@ class Document:
     holders: dict[int, int] = field(default_factory=dict)  # client id -> client's version
     # client id -> [(daemon version, client version from then on)], oldest first.
     history: dict[int, list[tuple[int, int]]] = field(default_factory=dict)
+    # The disk epoch at which the daemon opened it with the file's text as saved, while that
+    # text is unchanged (None otherwise): opening or closing it changes nothing the server knows.
+    pristine_epoch: int | None = None
 
     def set_holder(self, client: int, client_version: int) -> None:
         """Record that `client` calls the current text `client_version`."""
@@ -49,6 +52,9 @@ class ServerNotice:
 
     method: str
     params: dict[str, Any]
+    # Set when the document's text is the file as saved at this disk epoch: the server's view
+    # of the workspace does not change, so cached answers stay valid (Document.pristine_epoch).
+    pristine_epoch: int | None = None
 
 
 class DocumentStore:
@@ -97,19 +103,25 @@ class DocumentStore:
         # The newcomer carries edits of its own (or a reload): its view wins,
         # sent as a full-text change.
         doc.text = text
+        doc.pristine_epoch = None
         doc.version += 1
         doc.set_holder(client, client_version)
         return [ServerNotice("textDocument/didChange", self._full_change(doc))]
 
-    def open_internal(self, uri: str, language_id: str, text: str) -> list[ServerNotice]:
-        """The daemon's own open: never changes a text an editor already has open."""
+    def open_internal(
+        self, uri: str, language_id: str, text: str, *, disk_epoch: int | None = None
+    ) -> list[ServerNotice]:
+        """The daemon's own open: never changes a text an editor already has open.
+
+        `disk_epoch`: `text` is the file as read from disk at that epoch.
+        """
         doc = self._docs.get(uri)
         if doc is not None:
             doc.holders.setdefault(INTERNAL_HOLDER, 0)
             return []
-        doc = Document(uri, language_id, text, 1, {INTERNAL_HOLDER: 0})
+        doc = Document(uri, language_id, text, 1, {INTERNAL_HOLDER: 0}, pristine_epoch=disk_epoch)
         self._docs[uri] = doc
-        return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
+        return [ServerNotice("textDocument/didOpen", self._open_params(doc), disk_epoch)]
 
     def change(self, client: int, params: dict[str, Any], encoding: str = UTF16) -> list[ServerNotice]:
         """A client's didChange (ranges in `encoding`), applied here and forwarded with the
@@ -121,6 +133,7 @@ class DocumentStore:
         changes = params.get("contentChanges", [])
         doc.text, changes, clamped = translate_changes(doc.text, changes, encoding, self.server_encoding)
         doc.version += 1
+        doc.pristine_epoch = None
         if client in doc.holders or "version" in ident:
             doc.set_holder(client, int(ident.get("version", doc.holders.get(client, 0))))
         if clamped:
@@ -141,7 +154,7 @@ class DocumentStore:
         if doc.holders:
             return []
         del self._docs[uri]
-        return [ServerNotice("textDocument/didClose", {"textDocument": {"uri": uri}})]
+        return [ServerNotice("textDocument/didClose", {"textDocument": {"uri": uri}}, doc.pristine_epoch)]
 
     def drop_client(self, client: int) -> list[ServerNotice]:
         """Close everything a departing client held."""

@@ -267,8 +267,15 @@ class Instance:
                         pass
                 # Only once the change is written: a request sent before it would
                 # otherwise carry the new generation yet be answered from the old
-                # text, and that stale answer would be kept.
-                if isinstance(doc.get("uri"), str):
+                # text, and that stale answer would be kept. Opening or closing the
+                # file as saved (the daemon's own opens, for a search) changes nothing
+                # for a server that reads unopened files from disk (the adapter says).
+                unchanged = (
+                    not self.adapter.opening_saved_files_changes_answers
+                    and notice.pristine_epoch is not None
+                    and notice.pristine_epoch == self.cache.disk_epoch
+                )
+                if isinstance(doc.get("uri"), str) and not unchanged:
                     self.cache.document_changed(doc["uri"])
 
     async def notify_server(self, method: str, params: Any) -> None:

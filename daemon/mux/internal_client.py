@@ -106,11 +106,16 @@ class InternalClient:
         if uri in opened:
             opened.move_to_end(uri)
             return uri
+        epoch: int | None = None
         if text is None:
+            # Read at this disk epoch: if the file changes later, the epoch moves on.
+            epoch = instance.cache.disk_epoch
             text = await anyio.Path(path).read_text(encoding="utf-8", errors="replace")
         language = instance.config.language_of(path.name) or ""
         doc_text = text
-        await instance.sync_documents(lambda: instance.documents.open_internal(uri, language, doc_text))
+        await instance.sync_documents(
+            lambda: instance.documents.open_internal(uri, language, doc_text, disk_epoch=epoch)
+        )
         opened[uri] = None
         while len(opened) > OPEN_DOCUMENTS_CAP:
             old, _ = opened.popitem(last=False)
