@@ -66,10 +66,14 @@ async def timeout_task(instance: Instance) -> None:
         now = time.monotonic()
         diagnostics_pull.expire_parked(instance)
         for entry in instance.pending.entries():
-            if entry.client is None:
-                continue
             limit = timeouts.for_method(entry.method)
             age = now - entry.started
+            if entry.client is None:
+                if entry.detached and age >= limit:
+                    # The daemon's own request, kept only so its answer is cached: give up on it now.
+                    instance.pending.pop(entry.server_id)
+                    await instance.cancel_at_server(entry.server_id, entry.method, f"unanswered after {limit:g}s")
+                continue
             if entry.detached and not entry.followers:
                 # Nobody waits any more; forget it once the server had ample time.
                 if age >= 2 * limit:

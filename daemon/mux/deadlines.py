@@ -29,11 +29,15 @@ def next_timeout_check(instance: Instance) -> float:
     now = time.monotonic()
     soonest = min([timeouts.default, *timeouts.methods.values()])
     for entry in instance.pending.entries():
-        if entry.client is None:
-            continue
+        if entry.client is None and not entry.detached:
+            continue  # the daemon's own asker keeps its own time
         limit = timeouts.for_method(entry.method)
-        # Mirrors answers.timeout_task: a request nobody waits for is forgotten at twice its limit.
-        due = entry.started + (2 * limit if entry.detached and not entry.followers else limit)
+        # Mirrors answers.timeout_task: a request nobody waits for is forgotten at twice its limit
+        # (the daemon's own, kept for the cache, at its limit).
+        if entry.client is None:
+            due = entry.started + limit
+        else:
+            due = entry.started + (2 * limit if entry.detached and not entry.followers else limit)
         soonest = min(soonest, due - now)
     return max(soonest, _MIN_SLEEP)
 

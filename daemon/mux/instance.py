@@ -202,9 +202,19 @@ class Instance:
             with anyio.move_on_after(limit):
                 await entry.done.wait()
         except anyio.get_cancelled_exc_class():
-            # The asker gave up (a search's time budget): so does the server.
             with anyio.CancelScope(shield=True):
-                if self.pending.pop(entry.server_id) is not None:
+                if storable and not entry.done.is_set():
+                    # The asker gave up (a search's time budget) on an answer the cache keeps:
+                    # the server finishes it, so the same question next time is answered at once
+                    # (the timeout task gives up on it at the method's timeout).
+                    entry.detached = True
+                    log.debug(
+                        "%s: %s (server id %d) abandoned by the daemon's own asker; left to finish for the cache",
+                        self.name,
+                        method,
+                        entry.server_id,
+                    )
+                elif self.pending.pop(entry.server_id) is not None:
                     await self.cancel_at_server(entry.server_id, method, "abandoned by the daemon's own asker")
             raise
         if not entry.done.is_set():

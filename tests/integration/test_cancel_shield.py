@@ -150,5 +150,7 @@ async def test_search_expansion_budget_leaves_find_references_working(tmp_path: 
                 if len(found) == expected:
                     break
             assert len(found) == expected
-        # The search's abandoned requests were the ones shielded.
-        assert "abandoned by the daemon's own asker; cancel withheld" in daemon.log_text()
+        # The search did give up on requests: left to finish for the cache, or (while pyright was
+        # still discovering the workspace, when nothing is cached) shielded from its cancel bug.
+        log = daemon.log_text()
+        assert "left to finish for the cache" in log or "abandoned by the daemon's own asker; cancel withheld" in log

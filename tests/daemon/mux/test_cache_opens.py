@@ -8,7 +8,7 @@ import pytest
 
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
-from lensmux.daemon.mux.internal_client import INTERNAL_HOLDER
+from lensmux.daemon.mux.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance, InstanceKey
 
 pytestmark = [pytest.mark.anyio]

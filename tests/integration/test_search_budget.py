@@ -1,0 +1,62 @@
+"""A search cut short by its expansion budget leaves the server's answers to the cache, so asking again completes it."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
+from support.projects import write_py_fanout_project
+
+pytestmark = [pytest.mark.slow]
+
+MODULES = 40
+
+
+def test_a_search_cut_by_its_budget_is_complete_when_asked_again(tmp_path: Path) -> None:
+    root = write_py_fanout_project(tmp_path / "fan", MODULES)
+    (root / "pkg/session.py").write_text(
+        "class Session:\n    def request(self, url: str) -> str:\n        return url\n"
+    )
+    for i in range(MODULES):
+        with open(root / f"pkg/mod{i}.py", "a") as f:
+            f.write("\n\nfrom pkg.session import Session\n\n\n")
+            f.write("".join(f"def g{i}_{j}() -> str:\n    return Session().request('{j}')\n\n\n" for j in range(5)))
+    # Far too short for pyright to answer the expansion's first level in one go.
+    config = "[daemon.search]\nexpansion_budget = 0.05\n"
+    with running_daemon(tmp_path / "d", config) as daemon:
+        done = subprocess.run(
+            [LENSMUX, "index", str(root), "--wait", "--json", "--runtime-dir", str(daemon.runtime_dir)],
+            env=daemon.env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        # Answers computed while pyright still discovers the workspace are not cached at all:
+        # other questions first, until the daemon has seen discovery end.
+        for _ in range(60):
+            daemon.call("lensmux/hybridSearch", {"query": "helper module", "root": str(root)}, timeout=120)
+            if "cross-file answers are cached from now on" in daemon.log_text():
+                break
+            time.sleep(0.5)
+        wait_until(lambda: all(i["in_flight"] == 0 for i in daemon.instances("pyright")), timeout=120)
+        before = _cache(daemon)
+        params = {"query": "Session request", "root": str(root), "top_k": 5}
+        first = daemon.call("lensmux/hybridSearch", params, timeout=120)
+        assert any("budget" in w for w in first["warnings"]), first["warnings"]
+        wait_until(lambda: all(i["in_flight"] == 0 for i in daemon.instances("pyright")), timeout=120)
+        after = _cache(daemon)
+        # Every question the search had to ask pyright is remembered, those it gave up on included,
+        # so the same search again is answered from the cache as far as the first one asked.
+        assert after[0] - before[0] == after[1] - before[1] > 0
+
+
+def _cache(daemon: DaemonProc) -> tuple[int, int]:
+    """Entries in pyright's response cache, and the misses that asked the server."""
+    [pyright] = daemon.instances("pyright")
+    cache = pyright["cache"]
+    return cache["entries"], sum(m["misses"] for m in cache["methods"].values())
