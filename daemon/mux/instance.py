@@ -15,13 +15,13 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
-import msgspec
 from anyio.abc import TaskStatus
 from msgspec import Raw
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import DaemonConfig
+from lensmux.daemon.mux import own_requests
 from lensmux.daemon.mux.breaker import CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
 from lensmux.daemon.mux.cancel_shield import cancel_at_server
@@ -88,6 +88,8 @@ class Instance:
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
         self.warmup = Warmup(self.name, adapter, self.cache, daemon.cache.warmup_quiet)
         self.inflight: dict[bytes, Pending] = {}
+        # The daemon's own requests in flight, by cache key: an identical one joins (own_requests.py).
+        self.own_inflight: dict[bytes, Pending] = {}
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
@@ -177,58 +179,10 @@ class Instance:
     # -- the daemon's own requests ----------------------------------------
 
     async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
-        """Send a request of the daemon's own (cached, breaker-guarded) and return its result."""
-        limit = timeout or self.config.timeouts.for_method(method)
+        """Send a request of the daemon's own (cached, joined, breaker-guarded) and return its result."""
         if not self.clients:
             self.idle_since = time.monotonic()
-        key = self.cache.key_for(method, params)
-        storable = key is not None and self.caching_allowed(method)
-        if key is not None:
-            hit = self.cache.get(key)
-            if hit is not None:
-                return msgspec.json.decode(hit)
-        if not self.breaker.allow():
-            raise CircuitOpen(self.breaker.rejection())
-        await self.wait_ready(limit)
-        if not self.ready:
-            raise ServerUnavailable(f"{self.name} is not running ({self.state})")
-        entry = self.pending.add_internal(method)
-        if key is not None:
-            entry.cache_key, entry.generation = key, self.cache.generation_for(key)
-            entry.storable = storable
-        await self.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
-        assert entry.done is not None
-        try:
-            with anyio.move_on_after(limit):
-                await entry.done.wait()
-        except anyio.get_cancelled_exc_class():
-            with anyio.CancelScope(shield=True):
-                if storable and not entry.done.is_set():
-                    # The asker gave up (a search's time budget) on an answer the cache keeps:
-                    # the server finishes it, so the same question next time is answered at once
-                    # (the timeout task gives up on it at the method's timeout).
-                    entry.detached = True
-                    log.debug(
-                        "%s: %s (server id %d) abandoned by the daemon's own asker; left to finish for the cache",
-                        self.name,
-                        method,
-                        entry.server_id,
-                    )
-                elif self.pending.pop(entry.server_id) is not None:
-                    await self.cancel_at_server(entry.server_id, method, "abandoned by the daemon's own asker")
-            raise
-        if not entry.done.is_set():
-            self.pending.pop(entry.server_id)
-            await self.cancel_at_server(entry.server_id, method, f"timed out after {limit:g}s")
-            self.note_failure(f"{method} timed out after {limit:g}s")
-            raise RequestTimedOut(f"{self.name}: {method} timed out after {limit:g}s")
-        if entry.failure is not None:
-            raise ServerUnavailable(entry.failure)
-        assert entry.reply is not None
-        err = ev.error_of(entry.reply.error)
-        if err is not None:
-            raise ServerRequestFailed(err.code, f"{self.name}: {method}: {err.message}")
-        return ev.decode_value(entry.reply.result)
+        return await own_requests.request(self, method, params, timeout or self.config.timeouts.for_method(method))
 
     def caching_allowed(self, method: str) -> bool:
         """Cross-file results are not cached while the server is warming up or indexing (warmup.py)."""

@@ -85,6 +85,10 @@ class PendingTable:
             self._by_client.pop((entry.client.id, entry.client_id), None)
         return entry
 
+    def get(self, server_id: int) -> Pending | None:
+        """The entry for a server id, if still in flight."""
+        return self._by_server.get(server_id)
+
     def find_client(self, client: ClientSession, client_id: Id) -> Pending | None:
         """The entry for a client's request id, if still in flight."""
         sid = self._by_client.get((client.id, client_id))

@@ -1,15 +1,21 @@
-"""The daemon's own opens of saved files keep cached answers where the server reads unopened files from disk."""
+"""The daemon's own questions and the cache: saved files opened keep answers, identical questions asked once."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any, cast
 
+import anyio
 import pytest
+from msgspec import Raw
 
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
+from lensmux.daemon.mux import server_routing
 from lensmux.daemon.mux.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance, InstanceKey
+from lensmux.daemon.wire.envelope import Envelope
 
 pytestmark = [pytest.mark.anyio]
 
@@ -68,3 +74,35 @@ async def test_an_open_file_joins_clangds_index_so_its_answers_go(tmp_path: Path
     epoch = clangd.cache.disk_epoch
     await clangd.sync_documents(lambda: clangd.documents.open_internal(URI, "c", "int x;\n", disk_epoch=epoch))
     assert _cached(clangd) is None
+
+
+async def test_an_identical_question_of_the_daemons_own_in_flight_is_asked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clangd = _instance(tmp_path, "clangd")
+    clangd.warmup.busy = lambda: False  # type: ignore[method-assign]  # warm: answers are cached
+    clangd._ready.set()
+    clangd.link = cast(Any, object())
+    sent: list[dict[str, Any]] = []
+
+    async def send(body: bytes) -> None:
+        sent.append(json.loads(body))
+
+    monkeypatch.setattr(clangd, "send_to_server", send)
+    answers: list[Any] = []
+
+    async def ask() -> None:
+        answers.append(await clangd.request("textDocument/references", REFERENCES, timeout=10))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        group.start_soon(ask)
+        with anyio.fail_after(5):
+            while len(sent) < 1:
+                await anyio.sleep(0.01)
+        await anyio.sleep(0.05)
+        # Both wait on the one request the server got; its one answer serves both.
+        assert len(sent) == 1
+        await server_routing.from_server(clangd, Envelope(id=sent[0]["id"], result=Raw(b"[1]")))
+    assert answers == [[1], [1]]
+    assert _cached(clangd) == b"[1]"
