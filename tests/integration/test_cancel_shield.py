@@ -9,15 +9,14 @@ RequestCancelled at once, and every other client's Find References still works.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient, LspResponseError
-from support.projects import FANOUT_SHARED_DEF, fanout_reference_count, write_py_fanout_project
+from support.projects import FANOUT_SHARED_DEF, add_session_calls, fanout_reference_count, write_py_fanout_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -113,24 +112,11 @@ async def test_search_expansion_budget_leaves_find_references_working(tmp_path: 
     """`lensmux search` gives up on its references when the expansion budget runs out; editors must not notice."""
     modules = 40
     root = write_py_fanout_project(tmp_path / "fan", modules)
-    (root / "pkg/session.py").write_text(
-        "class Session:\n    def request(self, url: str) -> str:\n        return url\n"
-    )
-    for i in range(modules):
-        with open(root / f"pkg/mod{i}.py", "a") as f:
-            f.write("\n\nfrom pkg.session import Session\n\n\n")
-            f.write("".join(f"def g{i}_{j}() -> str:\n    return Session().request('{j}')\n\n\n" for j in range(10)))
+    add_session_calls(root, modules, 10)
     # Short enough that expansion abandons requests pyright is still working on.
     config = "[daemon.search]\nexpansion_budget = 0.05\n"
     with running_daemon(tmp_path / "d", config) as daemon:
-        done = subprocess.run(
-            [LENSMUX, "index", str(root), "--wait", "--json", "--runtime-dir", str(daemon.runtime_dir)],
-            env=daemon.env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        done = daemon.run_cli("index", str(root), "--wait", "--json")
         assert done.returncode == 0, done.stderr
         for query in ("Session", "class Session used by every module", "Session request", "shared"):
             daemon.call("lensmux/hybridSearch", {"query": query, "root": str(root)}, timeout=120)

@@ -1,14 +1,13 @@
-"""A search cut short by its expansion budget leaves the server's answers to the cache, so asking again completes it."""
+"""A search cut short by its expansion budget leaves the server's answers to the cache, so asking again is quick."""
 
 from __future__ import annotations
 
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
-from support.projects import write_py_fanout_project
+from support.daemon_proc import DaemonProc, running_daemon, wait_until
+from support.projects import add_session_calls, write_py_fanout_project
 
 pytestmark = [pytest.mark.slow]
 
@@ -17,24 +16,11 @@ MODULES = 40
 
 def test_a_search_cut_by_its_budget_is_complete_when_asked_again(tmp_path: Path) -> None:
     root = write_py_fanout_project(tmp_path / "fan", MODULES)
-    (root / "pkg/session.py").write_text(
-        "class Session:\n    def request(self, url: str) -> str:\n        return url\n"
-    )
-    for i in range(MODULES):
-        with open(root / f"pkg/mod{i}.py", "a") as f:
-            f.write("\n\nfrom pkg.session import Session\n\n\n")
-            f.write("".join(f"def g{i}_{j}() -> str:\n    return Session().request('{j}')\n\n\n" for j in range(5)))
+    add_session_calls(root, MODULES, 5)
     # Far too short for pyright to answer the expansion's first level in one go.
     config = "[daemon.search]\nexpansion_budget = 0.05\n"
     with running_daemon(tmp_path / "d", config) as daemon:
-        done = subprocess.run(
-            [LENSMUX, "index", str(root), "--wait", "--json", "--runtime-dir", str(daemon.runtime_dir)],
-            env=daemon.env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        done = daemon.run_cli("index", str(root), "--wait", "--json")
         assert done.returncode == 0, done.stderr
         # Answers computed while pyright still discovers the workspace are not cached at all:
         # other questions first, until the daemon has seen discovery end.

@@ -110,3 +110,14 @@ def write_py_fanout_project(root: Path, modules: int) -> Path:
 def fanout_reference_count(modules: int) -> int:
     """References to `shared` outside its declaration: one import and the calls per module, one in core."""
     return modules * (1 + FANOUT_CALLS_PER_MODULE) + 1
+
+
+def add_session_calls(root: Path, modules: int, calls: int) -> None:
+    """Add `pkg.session.Session.request` to a fan-out project, called `calls` times from each module."""
+    (root / "pkg/session.py").write_text(
+        "class Session:\n    def request(self, url: str) -> str:\n        return url\n"
+    )
+    for i in range(modules):
+        with open(root / f"pkg/mod{i}.py", "a") as f:
+            f.write("\n\nfrom pkg.session import Session\n\n\n")
+            f.write("".join(f"def g{i}_{j}() -> str:\n    return Session().request('{j}')\n\n\n" for j in range(calls)))
