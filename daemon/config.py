@@ -70,6 +70,8 @@ class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     keyword_c: Weight | UnsetType = UNSET
     # The keyword side scaled by (share of the query's words its best hits contain) ** coverage.
     coverage: Weight | UnsetType = UNSET
+    # The keyword side scaled by min(1, the query's best BM25 / strength); 0 is off.
+    strength: Weight | UnsetType = UNSET
     # Share of a source's score kept by unstructured text (README, reST) and by test code.
     prose: Share | UnsetType = UNSET
     tests: Share | UnsetType = UNSET

@@ -19,15 +19,17 @@ import dataclasses
 import json
 import statistics
 import sys
+from pathlib import Path
 from typing import Any
 
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
+from bench.search.cosqa import open_cosqa_bench
 from bench.search.quality import SHIPPED, open_bench, stage1_ranks
 from bench.search.ranking import score
 from lensmux.graph.search import SearchConfig
 
-__all__ = ["GRID", "crossvalidate"]
+__all__ = ["GRID", "STRENGTH_GRID", "crossvalidate"]
 
 
 def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
@@ -65,6 +67,19 @@ COVERAGE_GRID: dict[str, SearchConfig] = {
     for g in (0.0, 1.0, 2.0, 4.0)
 }
 
+# The keyword side scaled by the strength of its best hit, min(1, best BM25 / strength), on
+# top of the shipped coverage; crossed with the two keyword weights of the coverage grid.
+STRENGTH_GRID: dict[str, SearchConfig] = {
+    f"convex v1:k{k:g} cov1 str{s:g}": dataclasses.replace(
+        SHIPPED,
+        fusion=dataclasses.replace(
+            SHIPPED.fusion, method="convex", vector=1.0, keyword=k, keyword_c=k * 5, coverage=1.0, strength=s
+        ),
+    )
+    for k in (0.3, 0.5)
+    for s in (0.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0)
+}
+
 
 def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
     """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score."""
@@ -91,12 +106,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse the saved column of a project already measured")
     parser.add_argument("--c-grid", action="store_true", help="cross-validate the C/C++ keyword weight instead")
     parser.add_argument("--coverage-grid", action="store_true", help="cross-validate the keyword coverage instead")
+    parser.add_argument("--strength-grid", action="store_true", help="cross-validate the keyword strength instead")
+    parser.add_argument(
+        "--cosqa",
+        type=Path,
+        metavar="DIR",
+        help="also score every setting on CoSQA (the two files in DIR); it is reported, and it is a fold "
+        "only with --cosqa-fold",
+    )
+    parser.add_argument("--cosqa-fold", action="store_true", help="count CoSQA as one more project of the folds")
     args = parser.parse_args(argv)
-    grid = C_GRID if args.c_grid else COVERAGE_GRID if args.coverage_grid else GRID
-    grid_name = "c" if args.c_grid else "coverage" if args.coverage_grid else "main"
+    grids = {"c": C_GRID, "coverage": COVERAGE_GRID, "strength": STRENGTH_GRID}
+    grid_name = (
+        "c" if args.c_grid else "coverage" if args.coverage_grid else "strength" if args.strength_grid else "main"
+    )
+    grid = grids.get(grid_name, GRID)
     table: dict[str, dict[str, float]] = {label: {} for label in grid}
     hits: dict[str, dict[str, float]] = {label: {} for label in grid}
-    for name in args.projects:
+    names = [*args.projects, *(["cosqa"] if args.cosqa else [])]
+    for name in names:
         # Each project's column is kept, so a run can reuse the columns of projects already done.
         saved = (
             OUT_DIR / "crossval-columns" / f"{grid_name}-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
@@ -104,7 +132,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.reuse and saved.is_file():
             column = json.loads(saved.read_text())
         else:
-            bench = open_bench(name, None, args.max_queries, args.index_label)
+            bench = (
+                open_cosqa_bench(args.cosqa, args.index_label, args.max_queries)
+                if name == "cosqa" and args.cosqa
+                else open_bench(name, None, args.max_queries, args.index_label)
+            )
             try:
                 column = {label: score(stage1_ranks(bench, config)) for label, config in grid.items()}
             finally:
@@ -116,17 +148,23 @@ def main(argv: list[str] | None = None) -> int:
             hits[label][name] = column[label]["hit@10"]
         best = max(grid, key=lambda s: table[s][name])
         print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
-    result = crossvalidate(table) | {"table": table, "hit@10": hits}
+    folds = names if args.cosqa_fold else list(args.projects)
+    result = crossvalidate({label: {p: row[p] for p in folds} for label, row in table.items()}) | {
+        "table": table,
+        "hit@10": hits,
+    }
     suffix = f"-{args.index_label}" if args.index_label else ""
     (OUT_DIR / f"crossval{'-' + grid_name if grid_name != 'main' else ''}{suffix}.json").write_text(
         json.dumps(result, indent=1)
     )
     projects = list(args.projects)
-    print("| setting | " + " | ".join(projects) + " | mean |")
-    print("| --- |" + " ---: |" * (len(projects) + 1))
+    extra = [n for n in names if n not in projects]
+    print("| setting | " + " | ".join(projects) + " | mean | " + "".join(f"{n} | " for n in extra))
+    print("| --- |" + " ---: |" * (len(projects) + 1 + len(extra)))
     for label in grid:
         row = [table[label][p] for p in projects]
-        print(f"| {label} | " + " | ".join(f"{v:.3f}" for v in row) + f" | {statistics.fmean(row):.3f} |")
+        cells = " | ".join(f"{v:.3f}" for v in row) + f" | {statistics.fmean(row):.3f} |"
+        print(f"| {label} | {cells}" + "".join(f" {table[label][n]:.3f} |" for n in extra))
     print()
     print("| held-out project | setting chosen on the others | held-out MRR@10 |")
     print("| --- | --- | ---: |")

@@ -82,6 +82,10 @@ class FusionWeights:
     # The keyword side is scaled by (share of the query's words its best hits contain) ** coverage;
     # 0 turns this off (graph/search/coverage.py).
     coverage: float = 1.0
+    # The keyword side is scaled by min(1, the query's best BM25 / strength): a best keyword
+    # hit that matched only common words (a low BM25 in absolute terms) counts for less than
+    # one that matched rare ones. 0 turns this off.
+    strength: float = 0.0
     prose: float = 0.5
     tests: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;

@@ -228,6 +228,9 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
 
     convex = fusion.method == "convex"
     top_bm25 = max(hits.keyword_score.values(), default=0.0)
+    # How strong the keyword side's best hit is in absolute terms (BM25 sums the idf of the
+    # query words it matched): a query whose best hit matched only common words keeps less weight.
+    strength = min(1.0, top_bm25 / fusion.strength) if fusion.strength > 0 else 1.0
     for rank, (key, similarity) in enumerate(hits.vector, 1):
         term = max(0.0, similarity) if convex else 1.0 / (config.rrf_k + rank)
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
@@ -236,6 +239,7 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
         if fusion.coverage > 0:
             weight *= hits.keyword_coverage**fusion.coverage
+        weight *= strength
         if convex:
             # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
             term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0
