@@ -1,11 +1,13 @@
 """Stage 1: vector and keyword candidates fused by their scores, with the query's anchors in front.
 
 Fusion (FusionWeights.method "convex", the default): score(node) = share(node) *
-(vector * cosine + keyword * coverage^c * BM25 / the query's best BM25), each source
-counting a node's best chunk; share is 1 except for unstructured text and test code
+(vector * cosine + keyword * coverage^c * strength * BM25 / the query's best BM25), each
+source counting a node's best chunk; share is 1 except for unstructured text and test code
 (FusionWeights.prose, .tests; tests keep 1 when the query is about tests), C and C++
 chunks use keyword_c, and coverage is the share of the query's words the best keyword
-hits contain (coverage.py). "rrf" adds weight / (rrf_k + rank) per source instead.
+hits contain (coverage.py) and strength is min(1, the query's best BM25 / FusionWeights.strength):
+a keyword list whose best hit matched only common words counts for less. "rrf" adds
+weight / (rrf_k + rank) per source instead.
 The weights were chosen by leave-one-project-out cross-validation over nine projects
 (docs/benchmarks.md, "Hybrid search"). Both lists are at least min_list_chunks deep
 whatever top_k is, so a candidate both sources rank fairly well collects both terms and
