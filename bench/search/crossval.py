@@ -26,7 +26,7 @@ from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
 from bench.search.cosqa import open_cosqa_bench
 from bench.search.quality import SHIPPED, open_bench, stage1_ranks
-from bench.search.ranking import score
+from bench.search.ranking import rank_of, score
 from lensmux.graph.search import SearchConfig
 
 __all__ = ["GRID", "STRENGTH_GRID", "crossvalidate"]
@@ -81,19 +81,37 @@ STRENGTH_GRID: dict[str, SearchConfig] = {
 }
 
 
-def crossvalidate(table: dict[str, dict[str, float]]) -> dict[str, Any]:
-    """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score."""
+def crossvalidate(table: dict[str, dict[str, float]], floor: dict[str, float] | None = None) -> dict[str, Any]:
+    """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score.
+
+    With `floor` (project -> the MRR@10 of its best single strategy) only settings at or
+    above the floor on every project of the fold count, the goal being a hybrid never below
+    its own best single strategy; if none is, every setting counts.
+    """
     projects = sorted(next(iter(table.values())))
+
+    def choose(among: list[str]) -> str:
+        eligible = [s for s in table if floor is None or all(table[s][p] >= floor[p] for p in among)] or list(table)
+        return max(eligible, key=lambda s: (statistics.fmean(table[s][p] for p in among), s))
+
     folds: dict[str, Any] = {}
     for held in projects:
-        others = [p for p in projects if p != held]
-        chosen = max(table, key=lambda s: (statistics.fmean(table[s][p] for p in others), s))
+        chosen = choose([p for p in projects if p != held])
         folds[held] = {"chosen": chosen, "held_out_mrr@10": table[chosen][held]}
-    overall = max(table, key=lambda s: (statistics.fmean(table[s].values()), s))
+        if floor is not None:
+            folds[held]["at_or_above_best_single"] = table[chosen][held] >= floor[held]
     return {
         "folds": folds,
         "mean_held_out": round(statistics.fmean(f["held_out_mrr@10"] for f in folds.values()), 4),
-        "best_over_all": overall,
+        "best_over_all": choose(projects),
+    }
+
+
+def _singles(bench: Any) -> dict[str, float]:
+    """MRR@10 of the project's single strategies (keyword only, vector only), as quality.py measures them."""
+    return {
+        "keyword only": score([rank_of(i, bench.offline.keyword(i.query)) for i in bench.items])["mrr@10"],
+        "vector only": score([rank_of(i, bench.offline.vector(i.query)) for i in bench.items])["mrr@10"],
     }
 
 
@@ -115,6 +133,11 @@ def main(argv: list[str] | None = None) -> int:
         "only with --cosqa-fold",
     )
     parser.add_argument("--cosqa-fold", action="store_true", help="count CoSQA as one more project of the folds")
+    parser.add_argument(
+        "--floor",
+        action="store_true",
+        help="choose only among settings at or above each training project's best single strategy",
+    )
     args = parser.parse_args(argv)
     grids = {"c": C_GRID, "coverage": COVERAGE_GRID, "strength": STRENGTH_GRID}
     grid_name = (
@@ -129,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         saved = (
             OUT_DIR / "crossval-columns" / f"{grid_name}-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
         )
-        if args.reuse and saved.is_file():
+        singles_file = saved.with_name(f"singles-{args.index_label or 'default'}-{name}-{args.max_queries}.json")
+        if args.reuse and saved.is_file() and (singles_file.is_file() or not args.floor):
             column = json.loads(saved.read_text())
         else:
             bench = (
@@ -138,7 +162,12 @@ def main(argv: list[str] | None = None) -> int:
                 else open_bench(name, None, args.max_queries, args.index_label)
             )
             try:
-                column = {label: score(stage1_ranks(bench, config)) for label, config in grid.items()}
+                if not (args.reuse and saved.is_file()):
+                    column = {label: score(stage1_ranks(bench, config)) for label, config in grid.items()}
+                else:
+                    column = json.loads(saved.read_text())
+                singles_file.parent.mkdir(exist_ok=True)
+                singles_file.write_text(json.dumps(_singles(bench)))
             finally:
                 bench.close()
             saved.parent.mkdir(exist_ok=True)
@@ -149,12 +178,22 @@ def main(argv: list[str] | None = None) -> int:
         best = max(grid, key=lambda s: table[s][name])
         print(f"{name}: best alone {best} {table[best][name]:.3f}", flush=True)
     folds = names if args.cosqa_fold else list(args.projects)
-    result = crossvalidate({label: {p: row[p] for p in folds} for label, row in table.items()}) | {
+    floor: dict[str, float] | None = None
+    if args.floor:
+        floor = {}
+        for name in folds:
+            singles_file = (
+                OUT_DIR / "crossval-columns" / f"singles-{args.index_label or 'default'}-{name}-{args.max_queries}.json"
+            )
+            floor[name] = max(json.loads(singles_file.read_text()).values())
+    result = crossvalidate({label: {p: row[p] for p in folds} for label, row in table.items()}, floor) | {
+        "floor": floor,
         "table": table,
         "hit@10": hits,
     }
     suffix = f"-{args.index_label}" if args.index_label else ""
-    (OUT_DIR / f"crossval{'-' + grid_name if grid_name != 'main' else ''}{suffix}.json").write_text(
+    variant = ("-cosqa-fold" if args.cosqa_fold else "") + ("-floor" if args.floor else "")
+    (OUT_DIR / f"crossval{'-' + grid_name if grid_name != 'main' else ''}{suffix}{variant}.json").write_text(
         json.dumps(result, indent=1)
     )
     projects = list(args.projects)
