@@ -33,9 +33,9 @@ __all__ = ["GRID", "STRENGTH_GRID", "crossvalidate"]
 
 
 def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
-    # The first grid ran before the C weight and coverage existed: one keyword weight, no coverage.
+    # The first grid ran before the C weight, coverage and strength existed: one keyword weight, neither scaling.
     fusion = dataclasses.replace(
-        SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword, coverage=0.0
+        SHIPPED.fusion, method=method, vector=vector, keyword=keyword, keyword_c=keyword, coverage=0.0, strength=0.0
     )
     label = f"{method} v{vector:g}:k{keyword:g}" + (f" k={rrf_k}" if method == "rrf" else "")
     return label, dataclasses.replace(SHIPPED, fusion=fusion, rrf_k=rrf_k)
@@ -52,7 +52,9 @@ GRID: dict[str, SearchConfig] = dict(
 C_GRID: dict[str, SearchConfig] = {
     f"convex v1:k0.3 c{c:g}": dataclasses.replace(
         SHIPPED,
-        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c, coverage=0.0),
+        fusion=dataclasses.replace(
+            SHIPPED.fusion, method="convex", vector=1.0, keyword=0.3, keyword_c=c, coverage=0.0, strength=0.0
+        ),
     )
     for c in (0.3, 0.5, 1.0, 1.5, 2.0, 3.0)
 }
@@ -61,7 +63,9 @@ C_GRID: dict[str, SearchConfig] = {
 COVERAGE_GRID: dict[str, SearchConfig] = {
     f"convex v1:k{k:g} cov{g:g}": dataclasses.replace(
         SHIPPED,
-        fusion=dataclasses.replace(SHIPPED.fusion, method="convex", vector=1.0, keyword=k, keyword_c=k * 5, coverage=g),
+        fusion=dataclasses.replace(
+            SHIPPED.fusion, method="convex", vector=1.0, keyword=k, keyword_c=k * 5, coverage=g, strength=0.0
+        ),
     )
     for k in (0.3, 0.5)
     for g in (0.0, 1.0, 2.0, 4.0)
