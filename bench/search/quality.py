@@ -184,6 +184,10 @@ ABLATIONS: dict[str, tuple[Callable[[SearchConfig], SearchConfig], bool]] = {
         lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, coverage=0.0)),
         True,
     ),
+    "- keyword strength": (
+        lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, strength=0.0)),
+        True,
+    ),
     "- C keyword weight": (
         lambda c: dataclasses.replace(c, fusion=dataclasses.replace(c.fusion, keyword_c=c.fusion.keyword)),
         True,
@@ -192,7 +196,7 @@ ABLATIONS: dict[str, tuple[Callable[[SearchConfig], SearchConfig], bool]] = {
     "rrf 3:1 (before)": (
         lambda c: dataclasses.replace(
             c,
-            fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0, keyword_c=1.0, coverage=0.0),
+            fusion=FusionWeights(method="rrf", vector=3.0, keyword=1.0, keyword_c=1.0, coverage=0.0, strength=0.0),
             min_list_chunks=1,
         ),
         True,

@@ -114,7 +114,9 @@ def tune_stage1(offline: OfflineIndex, items: Sequence[EvalItem]) -> dict[str, A
         return score([rank_of(item, r) for item, r in zip(items, ranked, strict=True)])
 
     # The flask-only tuning searched RRF weights (issue 14 replaced it with bench.search.crossval).
-    current = SearchConfig(fusion=FusionWeights(method="rrf", keyword_c=1.0, coverage=0.0, tests=TESTS_SHARE))
+    current = SearchConfig(
+        fusion=FusionWeights(method="rrf", keyword_c=1.0, coverage=0.0, strength=0.0, tests=TESTS_SHARE)
+    )
     trail: list[dict[str, Any]] = []
     best = mrr(current)
     trail.append({"knob": "start", "config": _knobs(current), "score": best})
@@ -132,7 +134,9 @@ def tune_stage1(offline: OfflineIndex, items: Sequence[EvalItem]) -> dict[str, A
     ablations = {
         "tests_share_1.0": mrr(dataclasses.replace(current, fusion=dataclasses.replace(current.fusion, tests=1.0))),
         "untuned_defaults": mrr(
-            SearchConfig(fusion=FusionWeights(method="rrf", vector=1.0, keyword=1.0, keyword_c=1.0, coverage=0.0))
+            SearchConfig(
+                fusion=FusionWeights(method="rrf", vector=1.0, keyword=1.0, keyword_c=1.0, coverage=0.0, strength=0.0)
+            )
         ),
     }
     return {"chosen": _knobs(current), "score": best, "ablations": ablations, "trail": trail}

@@ -132,10 +132,12 @@ def cmd_model(args: argparse.Namespace) -> int:
     try:
         if args.action == "build":
             bar = ProgressBar()
-            info = build_model(args.precision, force=args.force, progress=lambda stage, f: bar.update(f, stage))
+            info = build_model(
+                args.precision, force=args.force, progress=lambda stage, f: bar.update(f, stage), model=args.model
+            )
             bar.close()
         else:
-            info = model_info(args.precision)
+            info = model_info(args.precision, model=args.model)
     except EmbeddingError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
@@ -237,4 +239,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     model.add_argument("action", choices=["build", "info"])
     model.add_argument("--precision", choices=["int8", "fp32"], default="int8")
     model.add_argument("--force", action="store_true", help="rebuild even if cached")
+    model.add_argument(
+        "--model",
+        choices=["all-MiniLM-L6-v2", "multilingual-e5-small"],
+        default="all-MiniLM-L6-v2",
+        help="which packaged model ([daemon.embedding] model picks the daemon's)",
+    )
     model.set_defaults(func=cmd_model)

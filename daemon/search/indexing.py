@@ -142,7 +142,10 @@ class IndexService:
 
                 self.model_state = "loading"
                 try:
-                    self._embedder = await anyio.to_thread.run_sync(lambda: Embedder.open_default(progress=progress))
+                    model = self._config.embedding.model
+                    self._embedder = await anyio.to_thread.run_sync(
+                        lambda: Embedder.open_default(progress=progress, model=model)
+                    )
                 except EmbeddingError as exc:
                     self.model_state = f"unavailable: {exc}"
                     raise IndexServiceError(f"embedding model unavailable: {exc}") from exc

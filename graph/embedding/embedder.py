@@ -39,6 +39,7 @@ from lensmux.graph.embedding.runtime import (
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelSpec, ModelSpecInvalid, read_model_spec
 from lensmux.graph.embedding.store import CachedModel, Precision, ProgressCallback, ensure_model
 from lensmux.graph.embedding.tokenizer import TextTokenizer
+from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 
 log = logging.getLogger(__name__)
 
@@ -152,16 +153,17 @@ class Embedder:
         token_budget: int | None = None,
         cache_root: Path | None = None,
         progress: ProgressCallback | None = None,
+        model: str = DEFAULT_MODEL_NAME,
     ) -> Embedder:
-        """The packaged all-MiniLM-L6-v2, built into the cache on first use."""
-        cached = ensure_model(precision, cache_root=cache_root, progress=progress)
+        """A packaged model (all-MiniLM-L6-v2 unless ``model`` names another), built into the cache on first use."""
+        cached = ensure_model(precision, cache_root=cache_root, progress=progress, model=model)
         try:
-            return cls._from_cache(cached, precision, threads, token_budget, cache_root)
+            return cls._from_cache(cached, precision, threads, token_budget, cache_root=cache_root, model=model)
         except ModelCorrupt as exc:
             # The files match their checksums yet do not load: rebuild once, then give up.
             log.warning("cached model does not load, rebuilding it: %s", exc)
-            cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True)
-            return cls._from_cache(cached, precision, threads, token_budget, cache_root)
+            cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True, model=model)
+            return cls._from_cache(cached, precision, threads, token_budget, cache_root=cache_root, model=model)
 
     @classmethod
     def _from_cache(
@@ -170,10 +172,12 @@ class Embedder:
         precision: Precision,
         threads: int | None,
         token_budget: int | None,
+        *,
         cache_root: Path | None = None,
+        model: str = DEFAULT_MODEL_NAME,
     ) -> Embedder:
         def reload() -> tuple[bytes, str]:
-            again = ensure_model(precision, cache_root=cache_root)
+            again = ensure_model(precision, cache_root=cache_root, model=model)
             return again.model_bytes, again.tokenizer_json
 
         return cls(
@@ -229,11 +233,12 @@ class Embedder:
             raise TypeError("embed() takes a sequence of texts; use embed_query() for one text")
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
-        return self._run(texts)
+        prefix = self._spec.passage_prefix
+        return self._run([prefix + text for text in texts] if prefix else texts)
 
     def embed_query(self, text: str) -> Vectors:
-        """Embedding of one text, float32 [dim]."""
-        vector: Vectors = self._run([text])[0]
+        """Embedding of one query, float32 [dim] (with the model's query prefix, if it has one)."""
+        vector: Vectors = self._run([self._spec.query_prefix + text])[0]
         return vector
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:

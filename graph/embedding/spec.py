@@ -67,6 +67,8 @@ class ModelSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     the graph has it, else its first output. A 2-D output is taken as pooled sentence
     vectors; a 3-D output ([batch, seq, hidden], e.g. ``last_hidden_state``) is pooled in
     numpy with ``pooling`` over the attention mask. ``normalize`` L2-normalises the result.
+    ``query_prefix`` and ``passage_prefix`` go in front of every query and every indexed
+    text, for models trained with them (E5's ``query: `` and ``passage: ``).
     """
 
     name: str
@@ -77,6 +79,8 @@ class ModelSpec(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields
     normalize: bool = True
     max_tokens: int = DEFAULT_MAX_TOKENS
     dim: int | None = None
+    query_prefix: str = ""
+    passage_prefix: str = ""
 
     def __post_init__(self) -> None:
         if not self.name:

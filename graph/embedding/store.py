@@ -1,4 +1,7 @@
-"""The default model's life cycle: build on first need, cache, verify, rebuild when damaged.
+"""A packaged model's life cycle: build on first need, cache, verify, rebuild when damaged.
+
+Every function takes the model's name (models.py; the default all-MiniLM-L6-v2); each
+model has cache entries of its own, keyed by its name and the hashes of its sources.
 
 ``ensure_model`` is what the embedder calls; ``build_model`` and ``model_info`` back the
 ``lensmux model build`` and ``lensmux model info`` commands and return plain data.
@@ -25,6 +28,7 @@ import onnxruntime
 
 from lensmux.graph.embedding import cache
 from lensmux.graph.embedding.cache import Manifest, VerifiedEntry
+from lensmux.graph.embedding.models import PackagedModel, packaged_model
 from lensmux.graph.embedding.onnx_builder import BUILDER_VERSION, OUTPUT, build_encoder
 from lensmux.graph.embedding.quantize import (
     QUANTIZATION,
@@ -45,12 +49,7 @@ from lensmux.graph.embedding.spec import (
     encode_spec,
 )
 from lensmux.graph.embedding.tokenizer import TextTokenizer
-from lensmux.graph.embedding.weights import (
-    DEFAULT_MODEL_NAME,
-    load_bert_weights,
-    locate_packaged_model,
-    source_files,
-)
+from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +61,7 @@ TOKENIZER_FILE = "tokenizer.json"
 
 
 class ModelInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``lensmux model info`` shows about the default model."""
+    """What ``lensmux model info`` shows about a model."""
 
     name: str
     precision: str
@@ -75,7 +74,7 @@ class ModelInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 @dataclass(frozen=True)
 class CachedModel:
-    """A verified cache entry of the default model, ready to load."""
+    """A verified cache entry of a model, ready to load."""
 
     entry: VerifiedEntry
     spec: ModelSpec
@@ -98,6 +97,7 @@ class CachedModel:
 
 @dataclass(frozen=True)
 class _Source:
+    model: PackagedModel
     directory: Path
     sha256: dict[str, str]
     entry: str
@@ -107,12 +107,13 @@ def _no_progress(_stage: str, _fraction: float) -> None:
     return None
 
 
-def _identify(precision: Precision, progress: ProgressCallback) -> _Source:
+def _identify(precision: Precision, progress: ProgressCallback, name: str = DEFAULT_MODEL_NAME) -> _Source:
     """Locate the packaged files and derive the cache entry name from their contents."""
-    directory = locate_packaged_model()
+    model = packaged_model(name)
+    directory = model.locate()
     progress("hash-sources", 0.0)
     try:
-        hashes = {role: cache.sha256_file(path) for role, path in source_files(directory).items()}
+        hashes = {role: cache.sha256_file(path) for role, path in model.sources(directory).items()}
     except OSError as exc:
         raise ModelCorrupt(f"cannot read the packaged model in {directory}: {exc}") from exc
     recipe = {
@@ -123,7 +124,7 @@ def _identify(precision: Precision, progress: ProgressCallback) -> _Source:
     }
     short = hashlib.sha256(msgspec.json.encode(recipe)).hexdigest()[:12]
     progress("hash-sources", 0.02)
-    return _Source(directory=directory, sha256=hashes, entry=f"{DEFAULT_MODEL_NAME}-{short}")
+    return _Source(model=model, directory=directory, sha256=hashes, entry=f"{name}-{short}")
 
 
 def _check(entry: VerifiedEntry, source: _Source, precision: Precision) -> CachedModel:
@@ -158,11 +159,12 @@ def ensure_model(
     cache_root: Path | None = None,
     progress: ProgressCallback | None = None,
     force: bool = False,
+    model: str = DEFAULT_MODEL_NAME,
 ) -> CachedModel:
-    """The verified cached default model, building (or rebuilding) it first if needed."""
+    """The verified cached model, building (or rebuilding) it first if needed."""
     report = progress or _no_progress
     root = cache_root or cache.default_cache_root()
-    source = _identify(precision, report)
+    source = _identify(precision, report, model)
     final = root / source.entry
     if not force and (found := _load_if_sound(final, source, precision)) is not None:
         report("ready", 1.0)
@@ -188,13 +190,12 @@ def _build_into(staged: Path, source: _Source, precision: Precision, report: Pro
     """Write a complete cache entry (manifest last) into the staging directory."""
     started = time.monotonic()
     report("load-weights", 0.03)
-    weights = load_bert_weights(source.directory)
-    tokenizer_path = source_files(source.directory)["tokenizer"]
+    name = source.model.name
+    weights, tokenizer_bytes = source.model.read(source.directory)
     try:
-        tokenizer_bytes = tokenizer_path.read_bytes()
         tokenizer_text = tokenizer_bytes.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ModelBuildFailed(f"cannot read {tokenizer_path}: {exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ModelBuildFailed(f"the tokenizer of {name} is not UTF-8: {exc}") from exc
     tokenizer = TextTokenizer(tokenizer_text, max_tokens=DEFAULT_MAX_TOKENS)
     metadata = {
         "lensmux.builder_version": BUILDER_VERSION,
@@ -207,8 +208,8 @@ def _build_into(staged: Path, source: _Source, precision: Precision, report: Pro
     except (OSError, ValueError) as exc:
         raise CacheUnavailable(f"cannot write {fp32_path}: {exc}") from exc
     del model
-    label = f"{DEFAULT_MODEL_NAME} {precision} model"
-    fp32_vectors = probe(fp32_path.read_bytes(), tokenizer, f"{DEFAULT_MODEL_NAME} fp32 model")
+    label = f"{name} {precision} model"
+    fp32_vectors = probe(fp32_path.read_bytes(), tokenizer, f"{name} fp32 model")
     cosine: float | None = None
     if precision == "int8":
         report("quantize", 0.3)
@@ -222,18 +223,20 @@ def _build_into(staged: Path, source: _Source, precision: Precision, report: Pro
     report("write-cache", 0.9)
     hidden = weights.config.hidden_size
     spec = ModelSpec(
-        name=DEFAULT_MODEL_NAME,
+        name=name,
         output=OUTPUT,
         pooling="mean",
         normalize=True,
         max_tokens=DEFAULT_MAX_TOKENS,
         dim=hidden,
+        query_prefix=source.model.query_prefix,
+        passage_prefix=source.model.passage_prefix,
     )
     try:
         (staged / TOKENIZER_FILE).write_bytes(tokenizer_bytes)
         (staged / SPEC_FILE).write_bytes(encode_spec(spec))
         manifest = Manifest(
-            name=DEFAULT_MODEL_NAME,
+            name=name,
             precision=precision,
             dim=hidden,
             builder_version=BUILDER_VERSION,
@@ -258,9 +261,10 @@ def build_model(
     force: bool = False,
     cache_root: Path | None = None,
     progress: ProgressCallback | None = None,
+    model: str = DEFAULT_MODEL_NAME,
 ) -> ModelInfo:
     """``lensmux model build``: make sure the model is built (rebuild with ``force``)."""
-    built = ensure_model(precision, cache_root=cache_root, progress=progress, force=force)
+    built = ensure_model(precision, cache_root=cache_root, progress=progress, force=force, model=model)
     return ModelInfo(
         name=built.spec.name,
         precision=precision,
@@ -271,17 +275,19 @@ def build_model(
     )
 
 
-def model_info(precision: Precision = "int8", *, cache_root: Path | None = None) -> ModelInfo:
+def model_info(
+    precision: Precision = "int8", *, cache_root: Path | None = None, model: str = DEFAULT_MODEL_NAME
+) -> ModelInfo:
     """``lensmux model info``: where the model is and whether it is built; never builds."""
     try:
-        source = _identify(precision, _no_progress)
+        source = _identify(precision, _no_progress, model)
     except EmbeddingError as exc:
-        return ModelInfo(name=DEFAULT_MODEL_NAME, precision=precision, status="not-installed", detail=str(exc))
+        return ModelInfo(name=model, precision=precision, status="not-installed", detail=str(exc))
     final = (cache_root or cache.default_cache_root()) / source.entry
 
     def info(status: ModelStatus, detail: str = "", manifest: Manifest | None = None) -> ModelInfo:
         return ModelInfo(
-            name=DEFAULT_MODEL_NAME,
+            name=model,
             precision=precision,
             status=status,
             cache_dir=str(final),

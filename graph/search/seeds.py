@@ -1,11 +1,13 @@
 """Stage 1: vector and keyword candidates fused by their scores, with the query's anchors in front.
 
 Fusion (FusionWeights.method "convex", the default): score(node) = share(node) *
-(vector * cosine + keyword * coverage^c * BM25 / the query's best BM25), each source
-counting a node's best chunk; share is 1 except for unstructured text and test code
+(vector * cosine + keyword * coverage^c * strength * BM25 / the query's best BM25), each
+source counting a node's best chunk; share is 1 except for unstructured text and test code
 (FusionWeights.prose, .tests; tests keep 1 when the query is about tests), C and C++
 chunks use keyword_c, and coverage is the share of the query's words the best keyword
-hits contain (coverage.py). "rrf" adds weight / (rrf_k + rank) per source instead.
+hits contain (coverage.py) and strength is min(1, the query's best BM25 / FusionWeights.strength):
+a keyword list whose best hit matched only common words counts for less. "rrf" adds
+weight / (rrf_k + rank) per source instead.
 The weights were chosen by leave-one-project-out cross-validation over nine projects
 (docs/benchmarks.md, "Hybrid search"). Both lists are at least min_list_chunks deep
 whatever top_k is, so a candidate both sources rank fairly well collects both terms and
@@ -228,6 +230,9 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
 
     convex = fusion.method == "convex"
     top_bm25 = max(hits.keyword_score.values(), default=0.0)
+    # How strong the keyword side's best hit is in absolute terms (BM25 sums the idf of the
+    # query words it matched): a query whose best hit matched only common words keeps less weight.
+    strength = min(1.0, top_bm25 / fusion.strength) if fusion.strength > 0 else 1.0
     for rank, (key, similarity) in enumerate(hits.vector, 1):
         term = max(0.0, similarity) if convex else 1.0 / (config.rrf_k + rank)
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
@@ -236,6 +241,7 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
         if fusion.coverage > 0:
             weight *= hits.keyword_coverage**fusion.coverage
+        weight *= strength
         if convex:
             # BM25 has no fixed scale: the query's best keyword hit counts 1, like a perfect cosine.
             term = hits.keyword_score.get(key, 0.0) / top_bm25 if top_bm25 > 0 else 0.0

@@ -1,4 +1,4 @@
-"""`[daemon.search.fusion]` reaches the engine: method, weights, the C keyword weight, coverage."""
+"""`[daemon.search.fusion]` reaches the engine (weights, coverage, strength); `[daemon.embedding]` names the model."""
 
 from __future__ import annotations
 
@@ -28,3 +28,17 @@ def test_unknown_fusion_method_is_a_clear_error(tmp_path: Path) -> None:
     path = _config(tmp_path, '[daemon.search.fusion]\nmethod = "borda"\n')
     with pytest.raises(ConfigError, match="method"):
         load_config(path, explicit=True)
+
+
+def test_keyword_strength_is_set_from_the_file_and_zero_turns_it_off(tmp_path: Path) -> None:
+    assert FusionWeights().strength > 0, "on by default"
+    path = _config(tmp_path, "[daemon.search.fusion]\nstrength = 0\n")
+    assert engine_config(load_config(path, explicit=True).daemon.search).fusion.strength == 0.0
+
+
+def test_embedding_model_is_chosen_by_name_and_an_unknown_one_is_a_clear_error(tmp_path: Path) -> None:
+    assert load_config(_config(tmp_path, ""), explicit=True).daemon.embedding.model == "all-MiniLM-L6-v2"
+    path = _config(tmp_path, '[daemon.embedding]\nmodel = "multilingual-e5-small"\n')
+    assert load_config(path, explicit=True).daemon.embedding.model == "multilingual-e5-small"
+    with pytest.raises(ConfigError, match="model"):
+        load_config(_config(tmp_path, '[daemon.embedding]\nmodel = "bge-small"\n'), explicit=True)
