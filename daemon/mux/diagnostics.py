@@ -64,6 +64,9 @@ class DiagnosticsStore:
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     # Set (and replaced) on every publish, for waiters on the next one.
     changed: anyio.Event = field(default_factory=anyio.Event)
+    # uri -> (version sent to the server, when): publishes it owes (diagnostics_nudge.py).
+    awaited: dict[str, tuple[int, float]] = field(default_factory=dict)
+    awaited_added: anyio.Event = field(default_factory=anyio.Event)
 
     def record(self, uri: str, version: int | None, diagnostics: list[Any]) -> tuple[Published, bool]:
         """Keep a publish; return it and whether its diagnostics differ from the previous ones."""

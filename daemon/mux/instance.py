@@ -21,7 +21,7 @@ from msgspec import Raw
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import DaemonConfig
-from lensmux.daemon.mux import own_requests
+from lensmux.daemon.mux import diagnostics_nudge, own_requests
 from lensmux.daemon.mux.breaker import CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
 from lensmux.daemon.mux.cancel_shield import cancel_at_server
@@ -229,6 +229,8 @@ class Instance:
                         await self.notify_server(notice.method, notice.params)
                     except ServerUnavailable:
                         pass
+                    if notice.method != "textDocument/didClose" and isinstance(doc.get("version"), int):
+                        diagnostics_nudge.expect(self, doc["uri"], doc["version"])
                 # Only once the change is written: a request sent before it would
                 # otherwise carry the new generation yet be answered from the old
                 # text, and that stale answer would be kept. Opening or closing the

@@ -20,6 +20,7 @@ from lensmux.adapters.base import AdapterError
 from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
 from lensmux.daemon.mux.answers import fail_pending, timeout_task
 from lensmux.daemon.mux.deadlines import next_idle_check
+from lensmux.daemon.mux.diagnostics_nudge import nudge_task
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
 from lensmux.daemon.mux.memory_watch import memory_task
 from lensmux.daemon.mux.pending import Pending
@@ -140,6 +141,7 @@ class Supervisor:
                 self._process_scope = tg.cancel_scope
                 tg.start_soon(link.stderr_task)
                 tg.start_soon(timeout_task, inst)
+                tg.start_soon(nudge_task, inst)
                 tg.start_soon(self._idle_task)
                 tg.start_soon(self._process_exit_task, link)
                 # Each server runs in a session of its own, so its pid is its process group.

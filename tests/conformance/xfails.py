@@ -3,17 +3,27 @@
 Key: (server, profile, aspect) as in test_conformance.py. Remove an entry when its fix lands: the
 xfail is strict, so a comparison that starts to pass fails the run until its entry is removed.
 TIMING lists the entries whose outcome depends on a race between the two clients (seen passing
-and failing in the same run on this code); those are not strict.
-
-Empty: every aspect of every (server, profile) pair matches the server alone. The last entries
-went with the fixes they named: clangd's diagnostic wording and flat symbols per client, pyright's
-pull registration for VS Code, and withheld cancels joined instead of re-run (the busy partner's
-cancelled Find References had kept the shared pyright too busy to analyse, which made pushed
-diagnostics, cross-file references, added-folder symbols and registrations differ by timing).
+and failing on the same code); those are not strict.
 """
 
 from __future__ import annotations
 
-XFAILS: dict[tuple[str, str, str], str] = {}
+PYRIGHT_PAUSE = (
+    "timing: pyright enumerates the workspace only once 250 ms have passed since the last change or request "
+    "of any client (a timer every interaction restarts); the busy partner edits about every 220 ms plus its "
+    "answers' time, so whether pyright gets such a pause during the session depends on the machine's load: "
+    "with none, this client's cross-file references, the symbols of its added folder and pyright's file "
+    "watching lack the modules pyright has not enumerated yet (seen on a loaded machine; two whole runs on a "
+    "quieter one matched pyright alone). Diagnostics are not affected any more: the daemon fetches the ones "
+    "pyright holds back (daemon/mux/diagnostics_nudge.py)"
+)
 
-TIMING: frozenset[tuple[str, str, str]] = frozenset()
+_PYRIGHT_PROFILES = ("eglot", "helix", "lsp-mode", "neovim-0.10", "neovim-0.7", "vscode")
+_PYRIGHT_RACES = ("references", "registrations", "workspace_folders")
+_PYRIGHT_TIMED = {(profile, aspect) for profile in _PYRIGHT_PROFILES for aspect in _PYRIGHT_RACES}
+
+XFAILS: dict[tuple[str, str, str], str] = {
+    ("pyright", profile, aspect): PYRIGHT_PAUSE for profile, aspect in _PYRIGHT_TIMED
+}
+
+TIMING: frozenset[tuple[str, str, str]] = frozenset(("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED)

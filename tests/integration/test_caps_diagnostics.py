@@ -415,3 +415,37 @@ async def test_an_editor_after_the_indexer_gets_a_fully_initialized_server(
                 await anyio.sleep(0.1)
         # The editor declared snippets; the indexer did not, and came first.
         assert any(fmt == 2 and "${" in text for fmt, text in items), items
+
+
+async def test_diagnostics_reach_an_editor_while_another_types_without_pause(
+    daemon: DaemonProc, request: pytest.FixtureRequest
+) -> None:
+    # pyright analyses only once 250 ms have passed since any client's last change: a pyright of
+    # its own would have published this editor's error long before the other editor pauses.
+    root, path = _bad_file(PYRIGHT, request)
+    typing = root / "demo/typing_here.py"
+    typing.write_text("x = 1\n")
+    async with initialized_clients(daemon.client_argv("pyright"), root, "reader", "typist") as (reader, typist):
+        other = await typist.open(typing, "python")
+        stop = anyio.Event()
+
+        async def type_without_pause() -> None:
+            version = 1
+            while not stop.is_set():
+                version += 1
+                at = {"line": 1, "character": 0}
+                text = "# typing\n" if version % 2 == 0 else ""
+                end = at if text else {"line": 2, "character": 0}
+                await typist.change_incremental(other, version, {"start": at, "end": end}, text)
+                await anyio.sleep(0.1)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(type_without_pause)
+            await anyio.sleep(1)  # the typist is under way before the reader opens its file
+            uri = await reader.open(path, "python")
+            published = await reader.wait_notification(
+                "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+            )
+            stop.set()
+        assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
+        assert published["version"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from daemon.mux.mux_stubs import PUSH, StubInstance, stub
@@ -10,8 +11,9 @@ from msgspec import Raw
 
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import diagnostics, registrations
+from lensmux.daemon.mux import diagnostics, diagnostics_nudge, registrations
 from lensmux.daemon.mux.client_view import initialize_result_for
+from lensmux.daemon.wire import envelope as ev
 
 URI = "file:///p/a.py"
 # What VS Code declares: pull diagnostics, registered dynamically.
@@ -98,3 +100,24 @@ def test_in_workspace_mode_the_client_is_pushed_every_files_diagnostics_instead(
     registrations.replay(inst, vscode)
     assert _registered(vscode) == []
     assert not diagnostics.pulls(inst, vscode)
+
+
+def test_a_document_is_owed_its_diagnostics_only_after_its_own_editor_paused() -> None:
+    eglot = stub(1, PUSH)
+    inst = _pyright(eglot)
+    text = {"textDocument": {"uri": URI, "languageId": "python", "version": 1, "text": "x = 1\n"}}
+    inst.documents.open(eglot.id, text)
+    diagnostics_nudge.expect(inst, URI, 1)
+    since = inst.diagnostics.awaited[URI][1]
+    # Its editor changes it again within the wait: the server alone would still be waiting too.
+    inst.documents.change(eglot.id, {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": "x\n"}]})
+    inst.diagnostics.awaited[URI] = (2, since + 1.0)
+    due, wait = diagnostics_nudge._take_due(inst, since + diagnostics_nudge.NUDGE_AFTER + 0.1)
+    assert due == [] and wait is not None
+    due, _ = diagnostics_nudge._take_due(inst, since + 1.0 + diagnostics_nudge.NUDGE_AFTER + 0.1)
+    assert due == [(URI, 2)]
+    # Once the server published for that version, nothing is owed.
+    diagnostics_nudge.expect(inst, URI, 2)
+    diagnostics.on_publish(inst, ev.encode_value({"uri": URI, "version": 2, "diagnostics": []}))
+    due, _ = diagnostics_nudge._take_due(inst, time.monotonic() + 10)
+    assert due == []
