@@ -11,5 +11,5 @@ Modules: ``weights`` finds and reads the packaged safetensors, ``onnx_builder`` 
 into a float32 or int8 graph (``int8_ops``: per-channel weights, per-token activations),
 ``quantize`` builds and checks the int8 version, ``cache`` owns the
 on-disk entries, ``store`` sequences build / verify / rebuild, ``tokenizer`` wraps
-``tokenizers``, ``runtime`` is the onnxruntime boundary.
+``tokenizers``, ``runtime`` is the onnxruntime boundary, ``heap`` what its memory does after a run.
 """
