@@ -117,6 +117,12 @@ def _median(values: list[float]) -> float:
     return sorted(values)[len(values) // 2]
 
 
+def _per_trial_ratio(trials: list[dict[str, Any]], floor: list[dict[str, Any]]) -> float:
+    """Median over trials of p50 / the floor's p50 in the same trial (trials are interleaved)."""
+    ratios = [t["latency"]["p50_us"] / f["latency"]["p50_us"] for t, f in zip(trials, floor, strict=False)]
+    return _median(ratios) if ratios else float("nan")
+
+
 def table(runs: dict[str, list[dict[str, Any]]], socket_route: str) -> str:
     """Each stdio route against the socket route it goes through, and against the bare splicer."""
     names = [n for n in runs if n == "bridge" or n.startswith(("bridge-", "stdio-splice-"))]
@@ -124,11 +130,11 @@ def table(runs: dict[str, list[dict[str, Any]]], socket_route: str) -> str:
         return ""
     base = _median([t["latency"]["p50_us"] for t in runs[socket_route]])
     added = {n: _median([t["latency"]["p50_us"] for t in runs[n]]) - base for n in names}
-    floor = next((added[n] for n in names if n.startswith("stdio-splice-")), None)
+    splicer = next((n for n in names if n.startswith("stdio-splice-")), None)
     lines = [
         f"**stdio routes, 1 client, all through {socket_route}**",
         "",
-        f"| route | p50 µs | added p50 over {socket_route} | added / bare stdio splicer's | messages/s "
+        f"| route | p50 µs | added p50 over {socket_route} | p50 / bare stdio splicer's, per trial | messages/s "
         "| CPU µs per round trip in the bridge process | context switches per round trip |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -136,7 +142,7 @@ def table(runs: dict[str, list[dict[str, Any]]], socket_route: str) -> str:
         trials = runs[n]
         cpu = [t["middle_cpu_us_per_round_trip"] for t in trials if "middle_cpu_us_per_round_trip" in t]
         sw = [t["middle_switches_per_round_trip"] for t in trials if "middle_switches_per_round_trip" in t]
-        ratio = f"{added[n] / floor:.2f}" if floor and floor > 0 else "-"
+        ratio = f"{_per_trial_ratio(trials, runs[splicer]):.2f}" if splicer else "-"
         lines.append(
             f"| {n} | {_median([t['latency']['p50_us'] for t in trials]):,.0f} | {added[n]:+,.0f} | {ratio} "
             f"| {_median([t['messages_per_s'] for t in trials]):,.0f} "
