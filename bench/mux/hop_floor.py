@@ -2,7 +2,7 @@
 
     python -m bench.mux.hop_floor                          # direct, splicers and lensmux, both loops, interleaved
     python -m bench.mux.hop_floor --clients 1,10           # and throughput at 10 clients
-    python -m bench.mux.hop_floor --baseline /tmp/old/pkg  # plus a daemon of other code (its PYTHONPATH)
+    python -m bench.mux.hop_floor --baseline /tmp/old/pkg  # plus a daemon (and a bridge) of other code (its PYTHONPATH)
 
 Routes to the echo server, measured alternately with the same closed-loop client:
 straight over stdio (`direct`); through a minimal splicer (`splice-asyncio`,
@@ -18,6 +18,9 @@ socket instead of a pipe at the client, and the splicer's own CPU; not the
 client's or the server's cost, which direct pays too. With more than one client,
 splicers are left out (each of their connections has its own server) and the
 lensmux routes are compared with direct by messages per second.
+
+The stdio bridge (`lensmux client`) is measured the same way against a bare
+stdio ↔ socket splicer, both in front of the same daemon (bench/mux/bridge_routes.py).
 
 The splicer uses bare asyncio protocols on purpose, not anyio streams: it is a
 yardstick for the event-loop machinery, not project code.
@@ -38,11 +41,14 @@ import anyio
 
 from bench import CHECKOUT
 from bench.daemon_launch import ECHO_SERVER, bench_daemon, config_text
-from bench.mux import echo_throughput
+from bench.mux import bridge_routes, echo_throughput
 from bench.runner import add_common_options, arg_parser, result_header, save_result, start_logging
 from bench.stats import load_average, process_counters
 
 LOOPS = ("asyncio", "uvloop")
+# The routes of the first tables; the stdio ones have their own (bridge_routes.table).
+_FLOOR_ROUTES = {"direct"}
+_FLOOR_PREFIXES = ("splice-", "lensmux-", "before-")
 
 
 class SplicerFailed(Exception):
@@ -137,27 +143,35 @@ async def _measure_route(
     return outcome
 
 
-async def _compare(sockets: dict[str, Path], pids: dict[str, int], args: argparse.Namespace) -> Any:
-    """Every route at every client count, in a rotating order, `trials` times."""
+StdioRoutes = dict[str, tuple[list[str], dict[str, str]]]
+
+
+async def _compare(sockets: dict[str, Path], pids: dict[str, int], stdio: StdioRoutes, args: argparse.Namespace) -> Any:
+    """Every route at every client count, in a rotating order, `trials` times; single-connection routes at 1 only."""
     root = args.out / "work" / "hop-root"
     (root / ".git").mkdir(parents=True, exist_ok=True)
     params = echo_throughput.params_for(0, root)
     most = max(args.clients)
     samples: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    async with anyio.create_task_group() as tg:
+    async with anyio.create_task_group() as tg, contextlib.AsyncExitStack() as stack:
         async with echo_throughput.stdio_echo(tg, root) as (direct, _pid):
             routes: dict[str, list[echo_throughput.EchoConnection]] = {"direct": [direct] * most}
             for name, sock in sockets.items():
                 count = 1 if name.startswith("splice") else most
                 routes[name] = [await _connect(sock, root, tg, f"{name}-{i}") for i in range(count)]
+            single = {name for name in routes if name.startswith("splice")} | set(stdio)
+            for name, (argv, env) in stdio.items():
+                conn, pids[name] = await stack.enter_async_context(bridge_routes.spawned(tg, argv, env, root, name))
+                routes[name] = [conn]
             for n in args.clients:
-                names = [r for r in routes if n == 1 or not r.startswith("splice")]
+                names = [r for r in routes if n == 1 or r not in single]
                 runs = samples[str(n)] = {r: [] for r in names}
                 for trial in range(args.trials):
                     shift = trial % len(names)
                     for name in names[shift:] + names[:shift]:
                         outcome = await _measure_route(routes[name][:n], params, pids.get(name), args.duration)
                         runs[name].append(outcome)
+            await stack.aclose()
         tg.cancel_scope.cancel()
     return samples
 
@@ -195,7 +209,13 @@ def _table(n: str, runs: dict[str, list[dict[str, Any]]]) -> str:
 
 def render(result: dict[str, Any]) -> str:
     """The tables of one run, with the command, machine and load."""
-    tables = [_table(n, runs) for n, runs in result["samples"].items()]
+    tables = [
+        _table(n, {k: v for k, v in runs.items() if k in _FLOOR_ROUTES or k.startswith(_FLOOR_PREFIXES)})
+        for n, runs in result["samples"].items()
+    ]
+    if "1" in result["samples"]:
+        bridges = bridge_routes.table(result["samples"]["1"], result.get("bridge_daemon", ""))
+        tables += [bridges] if bridges else []
     machine = result["machine"]
     load = ", ".join(f"{x:.2f}" for x in machine.get("load_avg_at_end", []))
     load_start = ", ".join(f"{x:.2f}" for x in machine.get("load_avg_at_start", []))
@@ -216,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--clients", type=lambda v: [int(x) for x in v.split(",")], default=[1])
     parser.add_argument("--loops", type=lambda v: v.split(","), default=list(LOOPS), help="asyncio,uvloop")
-    parser.add_argument("--baseline", type=Path, help="PYTHONPATH of other lensmux code to run as `before-asyncio`")
+    parser.add_argument(
+        "--baseline", type=Path, help="PYTHONPATH of other lensmux code: `before-asyncio`, `bridge-before`"
+    )
+    parser.add_argument("--no-bridge", action="store_true", help="leave out the stdio routes")
     add_common_options(parser)
     args = parser.parse_args(argv)
     if args.splice:
@@ -235,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     splicers = {f"splice-{loop}": _splicer_process(work / f"splice-{loop}.sock", loop) for loop in args.loops}
     sockets = {name: work / f"{name}.sock" for name in splicers}
     pids = {name: proc.pid for name, proc in splicers.items()}
+    runtime_dirs: dict[str, Path] = {}
     try:
         with contextlib.ExitStack() as stack:
             for name, env in daemons.items():
@@ -243,7 +267,13 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 sockets[name] = daemon.runtime_dir / "echo.sock"
                 pids[name] = daemon.pid
-            result["samples"] = anyio.run(_compare, sockets, pids, args)
+                runtime_dirs[name] = daemon.runtime_dir
+            # The stdio routes go through the last loop's daemon (uvloop, the default).
+            stdio: StdioRoutes = {}
+            if not args.no_bridge:
+                result["bridge_daemon"] = through = f"lensmux-{args.loops[-1]}"
+                stdio = bridge_routes.argvs(sockets[through], runtime_dirs[through], args.loops[-1], args.baseline)
+            result["samples"] = anyio.run(_compare, sockets, pids, stdio, args)
     finally:
         for proc in splicers.values():
             proc.terminate()

@@ -192,6 +192,8 @@ class IndexService:
             entry.finished_at = time.time()
             entry.running = False
             entry.done.set()
+        # Chunk texts, symbol answers and batches of the run are freed; hand their pages back.
+        await anyio.to_thread.run_sync(model_memory.trim_heap)
         if not entry.watching and entry.error is None:
             entry.watching = True
             await self._group().start(entry.indexer.watch_task)

@@ -5,20 +5,18 @@ The ONNX session and the tokenizer are most of what the daemon holds for search
 has embedded or counted tokens for `[daemon.memory] model_release_after`
 seconds; the next use loads them again from the model cache (about a second).
 The task sleeps until the earliest moment the model could be due, never polls.
+Indexing runs end with `trim_heap` too: their batches leave freed pages behind.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import logging
 from collections.abc import Callable
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
-log = logging.getLogger(__name__)
+from lensmux.graph.embedding import heap
 
 
 async def release_task(embedder_of: Callable[[], Any], after: float, on_release: Callable[[], None]) -> None:
@@ -39,11 +37,4 @@ async def release_task(embedder_of: Callable[[], Any], after: float, on_release:
 
 def trim_heap() -> None:
     """Give freed heap pages back to the system (glibc keeps them otherwise); a no-op elsewhere."""
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return
-    try:
-        libc = ctypes.CDLL(name)
-        libc.malloc_trim(0)
-    except (OSError, AttributeError) as exc:
-        log.debug("malloc_trim unavailable: %s", exc)
+    heap.trim()

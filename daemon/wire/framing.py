@@ -181,9 +181,14 @@ class FrameWriter:
         # Uncontended most of the time: no need to yield when it is free.
         self._lock = anyio.Lock(fast_acquire=True)
         self._direct = _asyncio_writer(stream)
+        # Frames sent during this loop turn, written together at its end.
+        self._turn: list[bytes] = []
 
     async def send(self, body: bytes) -> None:
         """Frame and send one body."""
+        if self._turn:
+            self._turn.append(frame(body))
+            return
         direct = self._direct
         if (
             direct is not None
@@ -191,18 +196,29 @@ class FrameWriter:
             and not direct.is_closing()
             and direct.transport.get_write_buffer_size() < _DIRECT_WRITE_LIMIT
         ):
-            # The pipe takes it now: no loop turn. Nobody holds the lock, so nothing
-            # written through it can be overtaken; a full pipe takes the path below.
-            direct.write(frame(body))
+            # The pipe takes it at the end of this turn, with whatever else is sent to it in
+            # the turn: one write (and one wake-up of the server) for several clients' messages,
+            # no loop turn of its own. Nobody holds the lock, so nothing written through it can
+            # be overtaken; a full pipe takes the path below.
+            self._turn.append(frame(body))
+            asyncio.get_running_loop().call_soon(self._write_turn)
             return
         async with self._lock:
             await self._stream.send(frame(body))
 
+    def _write_turn(self) -> None:
+        frames, self._turn = self._turn, []
+        if frames and self._direct is not None and not self._direct.is_closing():
+            # A closed pipe means a dead server: its supervisor answers what was pending.
+            self._direct.write(frames[0] if len(frames) == 1 else b"".join(frames))
+
     async def send_many(self, bodies: list[bytes]) -> None:
         """Frame and send several bodies in one write, in order."""
+        self._write_turn()
         async with self._lock:
             await self._stream.send(b"".join(frame(body) for body in bodies))
 
     async def aclose(self) -> None:
         """Close the underlying stream."""
+        self._write_turn()
         await self._stream.aclose()

@@ -13,5 +13,5 @@ the packaged safetensors, ``packed_q4`` reads a 4-bit packed encoder back to flo
 into a float32 or int8 graph (``int8_ops``: per-channel weights, per-token activations),
 ``quantize`` builds and checks the int8 version, ``cache`` owns the
 on-disk entries, ``store`` sequences build / verify / rebuild, ``tokenizer`` wraps
-``tokenizers``, ``runtime`` is the onnxruntime boundary.
+``tokenizers``, ``runtime`` is the onnxruntime boundary, ``heap`` what its memory does after a run.
 """

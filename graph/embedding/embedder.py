@@ -331,10 +331,11 @@ class Embedder:
         widths = padded_widths(lengths, self._spec.max_tokens)
         order = np.argsort(-widths, kind="stable")
         parts: list[tuple[npt.NDArray[np.intp], Vectors]] = []
-        for positions in plan_batches(widths[order].tolist(), self._token_budget):
+        batches = plan_batches(widths[order].tolist(), self._token_budget)
+        for number, positions in enumerate(batches, 1):
             rows = order[positions.start : positions.stop]
             batch = loaded.tokenizer.pad([ids[r] for r in rows], int(widths[rows[0]]))
-            output = run_session(loaded.session, loaded.io, batch)
+            output = run_session(loaded.session, loaded.io, batch, last=number == len(batches))
             vectors = pool(output, batch.attention_mask, self._spec.pooling)
             parts.append((rows, l2_normalise(vectors) if self._spec.normalize else vectors))
         result = np.empty((len(texts), parts[0][1].shape[1]), dtype=np.float32)

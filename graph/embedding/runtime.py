@@ -12,6 +12,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as _ort_state
 
+from lensmux.graph.embedding import heap
 from lensmux.graph.embedding.spec import InferenceFailed, ModelCorrupt, ModelSpecInvalid
 from lensmux.graph.embedding.tokenizer import TokenBatch
 
@@ -33,6 +34,10 @@ _INT_TYPES: dict[str, type[np.signedinteger[Any]]] = {
     "tensor(int32)": np.int32,
 }
 _KNOWN_INPUTS = {"input_ids", "attention_mask", "token_type_ids"}
+# Sent with the last run of a call: the arena frees every region but its first afterwards,
+# so the activations of the largest batch are not held until the next call (graph/embedding/heap.py).
+_SHRINK = ort.RunOptions()
+_SHRINK.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 
 
 def available_cores() -> int:
@@ -55,6 +60,8 @@ def open_session(model: bytes, *, threads: int, origin: str) -> ort.InferenceSes
     # A daemon shares the machine with language servers: idle pool threads must sleep,
     # not spin waiting for the next batch.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # The arena's shrunk regions must leave the process, not stay in malloc's free lists.
+    heap.keep_large_blocks_mapped()
     try:
         return ort.InferenceSession(model, sess_options=options, providers=PROVIDERS)
     except ORT_ERRORS as exc:
@@ -98,10 +105,12 @@ class SessionIO:
         return {name: arrays[name].astype(dtype, copy=False) for name, dtype in self.input_types.items()}
 
 
-def run_session(session: ort.InferenceSession, io: SessionIO, batch: TokenBatch) -> npt.NDArray[np.float32]:
-    """Run one batch and return the selected output as float32."""
+def run_session(
+    session: ort.InferenceSession, io: SessionIO, batch: TokenBatch, *, last: bool = False
+) -> npt.NDArray[np.float32]:
+    """Run one batch and return the selected output as float32; `last` shrinks the arena afterwards."""
     try:
-        (result,) = session.run([io.output], io.feed(batch))
+        (result,) = session.run([io.output], io.feed(batch), _SHRINK if last else None)
     except ORT_ERRORS as exc:
         raise InferenceFailed(
             f"onnxruntime failed on a batch of {batch.input_ids.shape[0]} x {batch.input_ids.shape[1]} tokens: {exc}"

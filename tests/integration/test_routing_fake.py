@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -195,3 +196,30 @@ async def test_a_request_whose_cancel_is_withheld_is_joined_not_run_again(tmp_pa
             assert isinstance(answer, list)
             seen = await asker.request("fake/requests", {})
             assert [m for m, _ in seen if m == "textDocument/references"] == ["textDocument/references"]
+
+
+def _framed(*messages: dict[str, Any]) -> bytes:
+    bodies = [json.dumps(m).encode() for m in messages]
+    return b"".join(b"Content-Length: %d\r\n\r\n%b" % (len(body), body) for body in bodies)
+
+
+def test_client_bridge_answers_into_a_file(fake_daemon: DaemonProc, root: Path, tmp_path: Path) -> None:
+    """With stdout redirected to a file (nothing an event loop can watch), the bridge still carries the session."""
+    answers = tmp_path / "out.lsp"
+    with answers.open("wb") as stdout:
+        bridge = subprocess.Popen(fake_daemon.client_argv("fake"), stdin=subprocess.PIPE, stdout=stdout)
+        assert bridge.stdin is not None
+        bridge.stdin.write(
+            _framed(
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"processId": None, "rootUri": root.as_uri(), "capabilities": {}}},
+                {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+                {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+            )
+        )  # fmt: skip
+        bridge.stdin.flush()
+        wait_until(lambda: b'"id":2' in answers.read_bytes().replace(b" ", b""), timeout=30, what="shutdown answer")
+        bridge.stdin.write(_framed({"jsonrpc": "2.0", "method": "exit"}))
+        bridge.stdin.close()
+        assert bridge.wait(30) == 0
+    assert b'"capabilities"' in answers.read_bytes()
