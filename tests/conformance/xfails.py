@@ -11,11 +11,11 @@ from __future__ import annotations
 PYRIGHT_PAUSE = (
     "timing: pyright enumerates the workspace only once 250 ms have passed since the last change or request "
     "of any client (a timer every interaction restarts); the busy partner edits about every 220 ms plus its "
-    "answers' time, so whether pyright gets such a pause during the session depends on the machine's load: "
-    "with none, this client's cross-file references, the symbols of its added folder and pyright's file "
-    "watching lack the modules pyright has not enumerated yet (seen on a loaded machine; two whole runs on a "
-    "quieter one matched pyright alone). Diagnostics are not affected any more: the daemon fetches the ones "
-    "pyright holds back (daemon/mux/diagnostics_nudge.py)"
+    "answers' time, so whether pyright gets such a pause during the session depends on how long those take: "
+    "without one, this client's cross-file references, the symbols of its added folder and pyright's file "
+    "watching lack the modules pyright has not gone through yet (the same code matched pyright alone in two "
+    "whole runs and differed in the references of every profile in others). Diagnostics are not affected any "
+    "more: the daemon fetches the ones pyright holds back (daemon/mux/diagnostics_nudge.py)"
 )
 
 _PYRIGHT_PROFILES = ("eglot", "helix", "lsp-mode", "neovim-0.10", "neovim-0.7", "vscode")
