@@ -118,7 +118,11 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         leader = instance.inflight.get(key.key)
         # Join only a request sent since the last relevant edit: an older one
         # may answer for text that no longer exists.
-        if leader is not None and leader.generation == instance.cache.generation_for(key):
+        if (
+            leader is not None
+            and leader.generation == instance.cache.generation_for(key)
+            and instance.pending.get(leader.server_id) is leader
+        ):
             leader.followers.append((client, env.id))
             return
     if not instance.breaker.allow():
@@ -142,7 +146,11 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)
     try:
-        await instance.send_to_server(ev.request(entry.server_id, method, params))
+        body = ev.request(entry.server_id, method, params)
+        if method in instance.adapter.one_at_a_time:
+            instance.one_at_a_time.submit(entry, body)
+        else:
+            await instance.send_to_server(body)
     except ServerUnavailable as exc:
         instance.pending.pop(entry.server_id)
         forget_inflight(instance, entry)
