@@ -64,10 +64,6 @@ class Adapter:
     # the clients it would register pull for then have their pulls forwarded to it.
     answers_pulls_while_pushing = False
 
-    # Methods of which the server cancels the request it is working on when the next one
-    # arrives: the daemon sends them one at a time (daemon/mux/one_at_a_time.py).
-    one_at_a_time: frozenset[str] = frozenset()
-
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()

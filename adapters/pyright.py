@@ -24,9 +24,6 @@ class PyrightAdapter(Adapter):
     # ("this._token.cancel is not a function") before it is cleared, so every
     # later request of that method fails until the process restarts.
     uncancellable = frozenset({"textDocument/references", "workspace/executeCommand"})
-    # onReferences cancels the Find References in progress when the next one arrives: two
-    # editors asking at once would cut each other's answers short.
-    one_at_a_time = frozenset({"textDocument/references"})
     # pyright answers renames with `documentChanges` and offers prepareRename whatever the
     # client declared (seen with Neovim's and eglot's capabilities): a client of the shared
     # pyright gets the same as from pyright alone.

@@ -38,7 +38,6 @@ from lensmux.daemon.mux.errors import (
     ServerUnavailable,
 )
 from lensmux.daemon.mux.memory_watch import MemorySample
-from lensmux.daemon.mux.one_at_a_time import OneAtATime
 from lensmux.daemon.mux.pending import Pending, PendingTable
 from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.server_link import ServerLink
@@ -91,7 +90,6 @@ class Instance:
         self.inflight: dict[bytes, Pending] = {}
         # The daemon's own requests in flight, by cache key: an identical one joins (own_requests.py).
         self.own_inflight: dict[bytes, Pending] = {}
-        self.one_at_a_time = OneAtATime()
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []

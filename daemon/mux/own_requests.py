@@ -51,11 +51,7 @@ async def request(instance: Instance, method: str, params: Any, limit: float) ->
             entry.storable = storable
             if storable:
                 _remember(instance, key, entry)
-        body = ev.request(entry.server_id, method, ev.encode_value(params))
-        if method in instance.adapter.one_at_a_time:
-            instance.one_at_a_time.submit(entry, body)
-        else:
-            await instance.send_to_server(body)
+        await instance.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
     return await _answer(instance, entry, method, limit, storable=storable)
 
 

@@ -50,8 +50,6 @@ class Pending:
     doc_uri: str | None = None
     # codeAction: the server's diagnostics back to the asker's wording (diagnostic_wording.py).
     diagnostics_back: dict[Any, Any] | None = None
-    # Set when it leaves the table, for the next request of a one-at-a-time method (one_at_a_time.py).
-    gone: anyio.Event | None = None
 
 
 class PendingTable:
@@ -85,8 +83,6 @@ class PendingTable:
         entry = self._by_server.pop(server_id, None)
         if entry is not None and entry.client is not None and entry.client_id is not None:
             self._by_client.pop((entry.client.id, entry.client_id), None)
-        if entry is not None and entry.gone is not None:
-            entry.gone.set()
         return entry
 
     def get(self, server_id: int) -> Pending | None:
@@ -119,7 +115,4 @@ class PendingTable:
         entries = list(self._by_server.values())
         self._by_server.clear()
         self._by_client.clear()
-        for entry in entries:
-            if entry.gone is not None:
-                entry.gone.set()
         return entries

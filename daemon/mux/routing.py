@@ -146,11 +146,7 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)
     try:
-        body = ev.request(entry.server_id, method, params)
-        if method in instance.adapter.one_at_a_time:
-            instance.one_at_a_time.submit(entry, body)
-        else:
-            await instance.send_to_server(body)
+        await instance.send_to_server(ev.request(entry.server_id, method, params))
     except ServerUnavailable as exc:
         instance.pending.pop(entry.server_id)
         forget_inflight(instance, entry)

@@ -142,7 +142,6 @@ class Supervisor:
                 tg.start_soon(link.stderr_task)
                 tg.start_soon(timeout_task, inst)
                 tg.start_soon(nudge_task, inst)
-                tg.start_soon(inst.one_at_a_time.run, inst)
                 tg.start_soon(self._idle_task)
                 tg.start_soon(self._process_exit_task, link)
                 # Each server runs in a session of its own, so its pid is its process group.

@@ -4,16 +4,26 @@ Key: (server, profile, aspect) as in test_conformance.py. Remove an entry when i
 xfail is strict, so a comparison that starts to pass fails the run until its entry is removed.
 TIMING lists the entries whose outcome depends on a race between the two clients (seen passing
 and failing on the same code); those are not strict.
-
-Empty. The last entries were pyright's cross-file references, added-folder symbols and file
-watching next to the busy partner: pyright cancels the Find References it is working on when the
-next one arrives, so the partner's requests cut the first client's answers short. The daemon now
-sends pyright's references one at a time (daemon/mux/one_at_a_time.py), and fetches the
-diagnostics pyright holds back while another client types (daemon/mux/diagnostics_nudge.py).
 """
 
 from __future__ import annotations
 
-XFAILS: dict[tuple[str, str, str], str] = {}
+PYRIGHT_PAUSE = (
+    "timing: next to the busy partner, this client's cross-file references (and at times the symbols of its "
+    "added folder) lack callers pyright alone finds: on every profile in some whole runs, on none in others, "
+    "on the same code; with the partner pausing 0.6 s instead of 0.2 s between rounds they matched. Cause not "
+    "established: pyright enumerates and analyses only 250 ms after any client's last change or request, and "
+    "cancels the Find References in progress when the next one arrives (sending them one at a time did not "
+    "make the idle runs match). Diagnostics are not affected: the daemon fetches the ones pyright holds back "
+    "(daemon/mux/diagnostics_nudge.py)"
+)
 
-TIMING: frozenset[tuple[str, str, str]] = frozenset()
+_PYRIGHT_PROFILES = ("eglot", "helix", "lsp-mode", "neovim-0.10", "neovim-0.7", "vscode")
+_PYRIGHT_RACES = ("references", "registrations", "workspace_folders")
+_PYRIGHT_TIMED = {(profile, aspect) for profile in _PYRIGHT_PROFILES for aspect in _PYRIGHT_RACES}
+
+XFAILS: dict[tuple[str, str, str], str] = {
+    ("pyright", profile, aspect): PYRIGHT_PAUSE for profile, aspect in _PYRIGHT_TIMED
+}
+
+TIMING: frozenset[tuple[str, str, str]] = frozenset(("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED)
