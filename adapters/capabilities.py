@@ -166,3 +166,13 @@ def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pi
     value: dict[str, Any] = _converter.unstructure(params)
     value["capabilities"] = daemon_client_capabilities()
     return value
+
+
+def declared(caps: dict[str, Any], path: str) -> Any:
+    """The value at a dotted path of a client's capabilities dict (`"textDocument.diagnostic"`), or None."""
+    node: Any = caps
+    for part in path.split("."):
+        if not isinstance(node, dict):
+            return None
+        node = node.get(part)
+    return node

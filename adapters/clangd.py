@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.adapters.base import Adapter, find_executable
+from lensmux.adapters.capabilities import declared
 from lensmux.adapters.clangd_wording import fold_related
 
 # clangd names the progress of its background index with this fixed token.
@@ -39,9 +40,7 @@ class ClangdAdapter(Adapter):
         self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]
     ) -> list[tuple[Any, Any]] | None:
         """Notes folded into the messages for a client without publishDiagnostics.relatedInformation."""
-        text_document = client_caps.get("textDocument")
-        publish = text_document.get("publishDiagnostics") if isinstance(text_document, dict) else None
-        if isinstance(publish, dict) and publish.get("relatedInformation") is True:
+        if declared(client_caps, "textDocument.publishDiagnostics.relatedInformation") is True:
             return None
         return fold_related(uri, diagnostics)
 

@@ -8,6 +8,7 @@ from typing import Any
 import msgspec
 
 from lensmux.adapters.base import Adapter
+from lensmux.adapters.capabilities import declared
 
 # pyright's last word on enumerating the workspace ("Found 12 source files",
 # "No source files found."), logged at information level.
@@ -61,9 +62,7 @@ class PyrightAdapter(Adapter):
         Its rule: `textDocument.diagnostic.dynamicRegistration` declared and the
         client's initializationOptions do not say `disablePullDiagnostics`.
         """
-        text_document = client_caps.get("textDocument")
-        diagnostic = text_document.get("diagnostic") if isinstance(text_document, dict) else None
-        if not isinstance(diagnostic, dict) or diagnostic.get("dynamicRegistration") is not True:
+        if declared(client_caps, "textDocument.diagnostic.dynamicRegistration") is not True:
             return None
         if client_options.get("disablePullDiagnostics") is True:
             return None

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 from lensmux.daemon.mux import diagnostics_pull
-from lensmux.daemon.mux.deadlines import next_timeout_check
+from lensmux.daemon.mux.deadlines import due_at, next_timeout_check
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -67,19 +67,17 @@ async def timeout_task(instance: Instance) -> None:
         diagnostics_pull.expire_parked(instance)
         for entry in instance.pending.entries():
             limit = timeouts.for_method(entry.method)
-            age = now - entry.started
+            due = due_at(entry, limit)
+            if due is None or now < due:
+                continue
             if entry.client is None:
-                if entry.detached and age >= limit:
-                    # The daemon's own request, kept only so its answer is cached: give up on it now.
-                    instance.pending.pop(entry.server_id)
-                    await instance.cancel_at_server(entry.server_id, entry.method, f"unanswered after {limit:g}s")
+                # The daemon's own request, kept only so its answer is cached: give up on it now.
+                instance.pending.pop(entry.server_id)
+                await instance.cancel_at_server(entry.server_id, entry.method, f"unanswered after {limit:g}s")
                 continue
             if entry.detached and not entry.followers:
                 # Nobody waits any more; forget it once the server had ample time.
-                if age >= 2 * limit:
-                    instance.pending.pop(entry.server_id)
-                continue
-            if age < limit:
+                instance.pending.pop(entry.server_id)
                 continue
             message = f"{instance.key.server}: {entry.method} timed out after {limit:g}s"
             body = None if entry.detached else ev.error_response(entry.client_id, ErrorCode.REQUEST_FAILED, message)

@@ -9,6 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from lensmux.adapters.capabilities import declared
+
+__all__ = [
+    "REFRESH_SUPPORT",
+    "accepts_refresh",
+    "declared",
+    "pulls_diagnostics",
+    "registers_dynamically",
+    "registration_path",
+    "supports_document_changes",
+    "supports_snippets",
+]
+
 # Registration methods whose client capability is not textDocument.<name of the method>.
 _REGISTRATION_PATHS = {
     "workspace/didChangeWatchedFiles": "workspace.didChangeWatchedFiles",
@@ -43,16 +56,6 @@ REFRESH_SUPPORT = {
     "workspace/inlineValue/refresh": "workspace.inlineValue.refreshSupport",
     "workspace/foldingRange/refresh": "workspace.foldingRange.refreshSupport",
 }
-
-
-def declared(caps: dict[str, Any], path: str) -> Any:
-    """The value at a dotted path of a capabilities dict, or None."""
-    node: Any = caps
-    for part in path.split("."):
-        if not isinstance(node, dict):
-            return None
-        node = node.get(part)
-    return node
 
 
 def registration_path(method: str) -> str | None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
+from lensmux.daemon.mux.client_caps import declared
 from lensmux.daemon.mux.diagnostics import offers_pull_statically
 from lensmux.daemon.mux.diagnostics_pull import diagnostic_provider
 from lensmux.daemon.mux.positions import announce
@@ -52,18 +53,14 @@ def _shape(
             caps["diagnosticProvider"] = diagnostic_provider()
         rename = caps.get("renameProvider")
         offers_prepare = isinstance(rename, dict) and "prepareProvider" in rename
-        if isinstance(rename, dict) and offers_prepare and prepare_follows and not _declared_prepare(client_caps):
+        if (
+            isinstance(rename, dict)
+            and offers_prepare
+            and prepare_follows
+            and declared(client_caps, "textDocument.rename.prepareSupport") is not True
+        ):
             # A server offers prepareRename only to clients that declared prepareSupport.
             rest = {k: v for k, v in rename.items() if k != "prepareProvider"}
             caps["renameProvider"] = rest or True
         result = {**result, "capabilities": caps}
     return announce(result, client_caps)
-
-
-def _declared_prepare(client_caps: dict[str, Any]) -> bool:
-    rename = (
-        (client_caps.get("textDocument") or {}).get("rename")
-        if isinstance(client_caps.get("textDocument"), dict)
-        else None
-    )
-    return isinstance(rename, dict) and rename.get("prepareSupport") is True

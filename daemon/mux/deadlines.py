@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
+    from lensmux.daemon.mux.pending import Pending
 
 # Parked diagnostic pulls are also answered when their document closes: checked this often.
 PARKED_CHECK = 0.25
@@ -29,17 +30,22 @@ def next_timeout_check(instance: Instance) -> float:
     now = time.monotonic()
     soonest = min([timeouts.default, *timeouts.methods.values()])
     for entry in instance.pending.entries():
-        if entry.client is None and not entry.detached:
-            continue  # the daemon's own asker keeps its own time
-        limit = timeouts.for_method(entry.method)
-        # Mirrors answers.timeout_task: a request nobody waits for is forgotten at twice its limit
-        # (the daemon's own, kept for the cache, at its limit).
-        if entry.client is None:
-            due = entry.started + limit
-        else:
-            due = entry.started + (2 * limit if entry.detached and not entry.followers else limit)
-        soonest = min(soonest, due - now)
+        due = due_at(entry, timeouts.for_method(entry.method))
+        if due is not None:
+            soonest = min(soonest, due - now)
     return max(soonest, _MIN_SLEEP)
+
+
+def due_at(entry: Pending, limit: float) -> float | None:
+    """When the timeout task next acts on `entry` (monotonic), or None if it never does.
+
+    A client's request fails at its method's timeout; one nobody waits for any more is
+    forgotten at twice that; the daemon's own request kept only for the cache is given
+    up on at its timeout; the daemon's own asker otherwise keeps its own time.
+    """
+    if entry.client is None:
+        return entry.started + limit if entry.detached else None
+    return entry.started + (2 * limit if entry.detached and not entry.followers else limit)
 
 
 def next_idle_check(instance: Instance, idle_timeout: float) -> float:

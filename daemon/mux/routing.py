@@ -249,12 +249,11 @@ async def _disk_text(uri: Any) -> str | None:
 
 
 def _document_saved(instance: Instance, params: Raw | Any) -> None:
-    value = ev.decode_value(params)
-    doc = value.get("textDocument") if isinstance(value, dict) else None
-    if isinstance(doc, dict) and isinstance(doc.get("uri"), str):
-        instance.cache.document_changed(doc["uri"])
+    uri = _document_uri(params)
+    if uri is not None:
+        instance.cache.document_changed(uri)
         for hook in instance.on_saved:
-            hook(doc["uri"])
+            hook(uri)
 
 
 async def _forward(instance: Instance, client: ClientSession, body: bytes) -> None:
