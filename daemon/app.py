@@ -103,7 +103,7 @@ class Daemon:
             await tg.start(indexes_task)
             self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
             self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
-            self.assist = AssistService(self.internal, lambda p: self.control.call("lensmux/hybridSearch", p))
+            self.assist = AssistService(self.internal, self.search.hybrid_search)
             self.control.register("lensmux/assist/tools", self.assist.list_tools)
             self.control.register("lensmux/assist/call", self.assist.call)
             if self.config.daemon.http.enabled:
@@ -337,7 +337,8 @@ class Daemon:
             self.indexes.on_saved(uri)
 
     def _on_changed(self, instance: Instance, uri: str) -> None:
-        if self.indexes is not None:
+        # On every edit of every client: nothing to do (not even a closure) while nothing is indexed.
+        if self.indexes is not None and self.indexes.roots:
             self.indexes.on_changed(uri, lambda: _document_text(instance, uri))
 
     # -- control methods ---------------------------------------------------

@@ -208,19 +208,22 @@ class IndexService:
                 return entry
         return None
 
+    def _containing(self, path: Path) -> list[RootIndex]:
+        """The indexes of every root that contains `path`."""
+        return [entry for root, entry in self.roots.items() if path.is_relative_to(root)]
+
     def on_saved(self, uri: str) -> None:
         """A client saved a file: re-index it in every root that contains it."""
         path = uri_to_path(uri)
-        if path is None:
+        if path is None or self._tg is None:
             return
-        for root, entry in self.roots.items():
-            if path.is_relative_to(root) and self._tg is not None:
-                self._tg.start_soon(self._reindex, entry, path)
+        for entry in self._containing(path):
+            self._tg.start_soon(self._reindex, entry, path)
 
     def on_changed(self, uri: str, text: TextSource) -> None:
         """A client edited a document: index the daemon's text of it (maybe unsaved) soon."""
         path = uri_to_path(uri)
-        if path is not None and any(path.is_relative_to(root) for root in self.roots):
+        if path is not None and self._containing(path):
             self._edits[path] = text
             self._edited.set()
 
@@ -238,9 +241,8 @@ class IndexService:
             edits, self._edits = self._edits, {}
             for path, text in sorted(edits.items()):
                 current = text()
-                for root, entry in list(self.roots.items()):
-                    if path.is_relative_to(root):
-                        await self._reindex(entry, path, current)
+                for entry in self._containing(path):
+                    await self._reindex(entry, path, current)
 
     async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None) -> None:
         """Re-index one file from the disk, or from an editor's text of it when given."""

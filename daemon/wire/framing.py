@@ -71,8 +71,9 @@ def parse_header_block(block: bytes, limits: FrameLimits) -> int:
     # What nearly every peer sends: one Content-Length line, a plain number.
     if block.startswith(b"Content-Length: "):
         digits = block[16:]
-        if digits.isdigit() and len(digits) < len(str(limits.max_body)):
-            return int(digits)
+        # 18 digits always fit int() cheaply; anything over the cap takes the checked path below.
+        if digits.isdigit() and len(digits) <= 18 and (announced := int(digits)) <= limits.max_body:
+            return announced
     length: int | None = None
     for raw_line in block.split(b"\r\n"):
         name, sep, value = raw_line.partition(b":")
