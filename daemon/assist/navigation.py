@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.locations import location_rows, render_rows
+from lensmux.daemon.assist.locations import location_rows, normalise, render_rows
 from lensmux.daemon.assist.positions import from_lsp, source_line
 from lensmux.daemon.assist.resolve import HEADER_SUFFIXES, Target, kind_name, resolve, split_name
 from lensmux.daemon.assist.workspace import Workspace
@@ -73,7 +73,7 @@ async def find_definition(ws: Workspace, args: dict[str, Any]) -> Answer:
     if rows and all(Path(r["path"]).suffix.lower() in HEADER_SUFFIXES for r in rows):
         # Only the declaration is known from here: ask again from the declaration itself,
         # where clangd answers with the definition once it has seen the body.
-        for uri, rng in _raw_locations(result):
+        for uri, rng in normalise(result):
             path = uri_to_path(uri)
             if path is None:
                 continue
@@ -91,12 +91,6 @@ async def find_definition(ws: Workspace, args: dict[str, Any]) -> Answer:
         raise ToolError(f"no definition found for {_where(ws, target)}; check the position or try workspace_symbols")
     text = f"Definition of {_where(ws, target)}:\n" + render_rows(rows)
     return text, {"target": _target_row(ws, target), "locations": rows}
-
-
-def _raw_locations(result: Any) -> list[tuple[str, dict[str, Any]]]:
-    from lensmux.daemon.assist.locations import normalise
-
-    return normalise(result)
 
 
 async def find_references(ws: Workspace, args: dict[str, Any]) -> Answer:

@@ -168,12 +168,7 @@ class Indexer:
     async def semantic_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
         """Embed the query off the loop; (chunk_id, cosine similarity), most similar first."""
         await self.open()
-        # A model trained with a query prefix (E5) embeds queries unlike indexed text.
-        embed_query = getattr(self.embedder, "embed_query", None)
-        if embed_query is not None:
-            vector = await anyio.to_thread.run_sync(embed_query, query)
-        else:
-            vector = (await self._batch_writer.embed([query]))[0]
+        vector = await anyio.to_thread.run_sync(self.embedder.embed_query, query)
         return await anyio.to_thread.run_sync(self.vectors.search, vector, k)
 
     # -- full runs ------------------------------------------------------------------

@@ -22,6 +22,10 @@ class Embedder(Protocol):
         """Return an array of shape [len(texts), dim]."""
         ...
 
+    def embed_query(self, text: str) -> npt.NDArray[numpy.float32]:
+        """One query's vector (a model trained with a query prefix embeds queries unlike chunks)."""
+        ...
+
     def count_tokens(self, text: str) -> int:
         """Return how many model tokens the text costs."""
         ...

@@ -16,12 +16,12 @@ from lensmux.graph.index.identifiers import fts_terms
 __all__ = ["coverage"]
 
 
-def _found(terms: Sequence[str], tokens: set[str], prefixes: Sequence[str]) -> bool:
+def _found(terms: Sequence[str], tokens: set[str]) -> bool:
     for term in terms:
         bare = term.strip('"').replace('""', '"')
         if term.endswith("*"):
             stem = term[:-1].strip('"')
-            if any(token.startswith(stem) for token in prefixes):
+            if any(token.startswith(stem) for token in tokens):
                 return True
         elif bare in tokens:
             return True
@@ -35,8 +35,7 @@ def coverage(words: Sequence[Sequence[str]], texts: Iterable[str]) -> float:
     best = 0.0
     for text in texts:
         tokens = set(fts_terms(text))
-        ordered = sorted(tokens)
-        share = sum(1 for terms in words if _found(terms, tokens, ordered)) / len(words)
+        share = sum(1 for terms in words if _found(terms, tokens)) / len(words)
         best = max(best, share)
         if best >= 1.0:
             break
