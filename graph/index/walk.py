@@ -166,8 +166,7 @@ class IgnoreRules:
             return rule
         if names is None:
             names = [n for n in ("pyvenv.cfg", *BUILT_DOCS_MARKERS) if (self.root / rel / n).exists()]
-        # A virtualenv under any name, or generated documentation.
-        return any(name == "pyvenv.cfg" or name in BUILT_DOCS_MARKERS for name in names)
+        return _generated_tree(names)
 
     def is_ignored(self, rel: str, is_dir: bool = False) -> bool:
         """Whether rel (POSIX, relative to root) or any directory above it is ignored."""
@@ -208,7 +207,7 @@ def walk_files(rules: IgnoreRules, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     found: list[WalkedFile] = []
     if under and rules.is_ignored(under, is_dir=True):
         return found
-    for rel, st in _walk(rules, under):
+    for rel, st in _walk(rules, under, rules.dir_rule(under) if under else None):
         language = language_for(rel)
         if language is None:
             continue
@@ -224,15 +223,21 @@ def walk_files(rules: IgnoreRules, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     return found
 
 
-def _walk(rules: IgnoreRules, rel_dir: str) -> Iterator[tuple[str, os.stat_result]]:
+def _generated_tree(names: Iterable[str]) -> bool:
+    """A directory holding these names is a virtualenv under any name, or generated documentation."""
+    return any(name == "pyvenv.cfg" or name in BUILT_DOCS_MARKERS for name in names)
+
+
+def _walk(rules: IgnoreRules, rel_dir: str, rule: bool | None) -> Iterator[tuple[str, os.stat_result]]:
+    """The files under rel_dir, whose IgnoreRules.dir_rule is `rule` (the caller has just asked)."""
     directory = rules.root / rel_dir
     try:
         entries = list(os.scandir(directory))
     except OSError as exc:
         log.warning("cannot list %s: %s", directory, exc)
         return
-    if rel_dir and rules.skips_dir(rel_dir, [e.name for e in entries]):
-        log.debug("skipping %s: a virtualenv or built documentation", rel_dir)
+    if rel_dir and (rule is True or (rule is None and _generated_tree(e.name for e in entries))):
+        log.debug("skipping %s: ignored, a virtualenv or built documentation", rel_dir)
         return
     for entry in entries:
         rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -240,8 +245,9 @@ def _walk(rules: IgnoreRules, rel_dir: str) -> Iterator[tuple[str, os.stat_resul
             if entry.is_symlink():
                 continue
             if entry.is_dir():
-                if not rules.dir_rule(rel):
-                    yield from _walk(rules, rel)
+                child_rule = rules.dir_rule(rel)
+                if not child_rule:
+                    yield from _walk(rules, rel, child_rule)
             elif entry.is_file() and not rules.matches(rel, False):
                 yield rel, entry.stat()
         except OSError as exc:
