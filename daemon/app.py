@@ -30,6 +30,7 @@ from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot
 from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, IndexServiceError
 from lensmux.daemon.search.service import SearchService
 from lensmux.daemon.service.activation import listener_from_socket
@@ -101,7 +102,8 @@ class Daemon:
                     await self.indexes.run_task(task_status=task_status)
 
             await tg.start(indexes_task)
-            self.search = SearchService(self.indexes, DaemonGateway(self.registry, self.internal))
+            gateway = DaemonGateway(self.registry, self.internal)
+            self.search = SearchService(self.indexes, gateway)
             self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
             self.assist = AssistService(self.internal, self.search.hybrid_search)
             self.control.register("lensmux/assist/tools", self.assist.list_tools)
@@ -117,6 +119,8 @@ class Daemon:
                 accept_tg.start_soon(self._signal_task)
                 await accept_tg.start(watchdog_task, self.notifier, self._healthy)
                 accept_tg.start_soon(self._status_task)
+                # Stops with the listeners, before the indexes it reads are closed.
+                accept_tg.start_soon(GraphLearner(self.indexes, self.search, gateway).run_task)
                 log.info(
                     "lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(self._listeners)), self.runtime_dir
                 )

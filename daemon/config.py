@@ -117,6 +117,10 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     request_timeout: Seconds | UnsetType = UNSET
     expansion_budget: Seconds | UnsetType = 0.5
     anchor_timeout: Seconds | UnsetType = UNSET
+    # Keep what expansion learns with the index, and learn ahead while editors are quiet
+    # for `learn_quiet` seconds (daemon/search/graph_learning.py).
+    learn_graph: bool | UnsetType = UNSET
+    learn_quiet: Seconds | UnsetType = UNSET
     clustering_resolution: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] | UnsetType = UNSET
     fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
     weights: RankingWeightsConfig = msgspec.field(default_factory=RankingWeightsConfig)

@@ -89,6 +89,17 @@ def index_root(daemon: DaemonProc, root: Path) -> dict[str, Any]:
     return {"summary": summary, "status": status, "wall_s": round(wall, 2)}
 
 
+def wait_learned(daemon: DaemonProc, root: Path, timeout: float = 7200) -> dict[str, Any]:
+    """Wait until the daemon has learned the root's call graph; the wall time and the counts."""
+    started = time.perf_counter()
+    while True:
+        status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
+        graph: dict[str, Any] = status.get("graph") or {}
+        if graph.get("state") == "learned" or time.perf_counter() - started > timeout:
+            return {**graph, "wall_s": round(time.perf_counter() - started, 1)}
+        time.sleep(2.0)
+
+
 def search(daemon: DaemonProc, root: Path, query: str, overrides: Mapping[str, Any] | None = None) -> SearchRecord:
     """One `lensmux/hybridSearch` with top_k 10."""
     params: dict[str, Any] = {"query": query, "root": str(root), "top_k": 10}

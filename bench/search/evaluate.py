@@ -35,7 +35,15 @@ from bench import CHECKOUT
 from bench.daemon_launch import BenchDaemonError
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, CorpusError, Prepared, load_or_prepare, summary
-from bench.search.daemon_search import SearchRecord, config_text, index_root, run_queries, search_daemon, warm_up
+from bench.search.daemon_search import (
+    SearchRecord,
+    config_text,
+    index_root,
+    run_queries,
+    search_daemon,
+    wait_learned,
+    warm_up,
+)
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score, summarise_latency
 from bench.stats import code_state, machine
@@ -118,7 +126,9 @@ def evaluate(
     search_config: Mapping[str, Any] | None,
     work: Path,
     max_queries: int | None = None,
+    *,
     ablate_graph: bool = False,
+    learn: bool = False,
 ) -> dict[str, Any]:
     """Run one project through the daemon and the offline strategies; every figure in one dict."""
     from lensmux.graph.embedding.embedder import Embedder
@@ -130,6 +140,9 @@ def evaluate(
     with search_daemon(work, config_text(search_config)) as daemon:
         indexed = index_root(daemon, root)
         log.info("%s indexed: %s", prepared.project.name, indexed["summary"])
+        learned = wait_learned(daemon, root) if learn else None
+        if learned is not None:
+            log.info("%s: call graph learned: %s", prepared.project.name, learned)
         warm = warm_up(daemon, root)
         started = time.perf_counter()
         full = run_queries(daemon, root, texts)
@@ -163,6 +176,7 @@ def evaluate(
         "search_config": dict(search_config or {}),
         "engine_defaults": engine_defaults(),
         "index": indexed,
+        "learning": learned,
         "loadavg_before": load_before,
         "loadavg_after": load_after,
         "quality": {name: score(r) for name, r in ranks.items()},
@@ -253,6 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
     parser.add_argument("--index-label", default="", help="run in the daemon directory of index_set --label")
     parser.add_argument("--ablate-graph", action="store_true", help="also run without PageRank, without proximity")
+    parser.add_argument("--learn", action="store_true", help="let the daemon learn the call graph before the queries")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     search_config = json.loads(args.search_config) if args.search_config else None
@@ -262,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             prepared = load_or_prepare(name)
             work = OUT_DIR / "daemon" / (f"{name}-{args.index_label}" if args.index_label else name)
-            result = evaluate(prepared, search_config, work, args.max_queries, args.ablate_graph)
+            result = evaluate(
+                prepared, search_config, work, args.max_queries, ablate_graph=args.ablate_graph, learn=args.learn
+            )
         except (CorpusError, BenchDaemonError) as exc:
             print(f"bench.search.evaluate: {name}: {exc}", file=sys.stderr)
             return 1

@@ -44,6 +44,10 @@ class NullGateway:
         """Always unavailable."""
         return "offline evaluation: no language server"
 
+    def answers_settled(self, root: Path, language: str) -> bool:
+        """Nothing is asked, so nothing is learned."""
+        return False
+
     async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
         """Never reached (unavailable)."""
         raise GatewayError("offline evaluation: no language server")

@@ -78,6 +78,12 @@ def render_indexes(index: Any) -> list[str]:
             f"chunks {root.get('chunks') if root.get('chunks') is not None else '-':<7} "
             f"updated {_ago(root.get('finished_at'))}{progress}  {root.get('root')}"
         )
+        graph = root.get("graph")
+        if isinstance(graph, dict) and graph.get("learnable"):
+            lines.append(
+                f"             call graph: {graph.get('learned', 0)}/{graph['learnable']} symbols learned"
+                f" ({graph.get('state', '?')})"
+            )
         if error:
             lines.append(f"             error: {error}")
     return lines

@@ -76,6 +76,10 @@ class PendingTable:
         self._by_server[entry.server_id] = entry
         return entry
 
+    def clients_waiting(self) -> bool:
+        """Whether a client's request is in flight (the daemon's own do not count)."""
+        return bool(self._by_client)
+
     def pop(self, server_id: Id | None) -> Pending | None:
         """Remove and return the entry for a server's response."""
         if not isinstance(server_id, int):

@@ -80,6 +80,20 @@ class DaemonGateway:
         caps = result.get("capabilities") if isinstance(result, dict) else None
         return caps if isinstance(caps, dict) else {}
 
+    def answers_settled(self, root: Path, language: str) -> bool:
+        """Whether the server has discovered the workspace, so its cross-file answers are complete."""
+        cfg = self._server(language)
+        if cfg is None:
+            return False
+        inst = self._registry.find(cfg.name, self._registry.key_for(cfg.name, root).root)
+        return inst is not None and inst.ready and not inst.warmup.busy()
+
+    def quiet(self, seconds: float) -> bool:
+        """No editor has sent anything to any server for `seconds`, and every running server is settled."""
+        return all(
+            inst.quiet_for(seconds) and not (inst.ready and inst.warmup.busy()) for inst in self._registry.instances()
+        )
+
     async def request(
         self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
     ) -> Any:

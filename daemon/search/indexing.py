@@ -26,7 +26,7 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search import model_memory
-from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot
+from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,8 @@ class RootIndex:
     finished_at: float | None = None
     watching: bool = False
     error: str | None = None
+    # What the call-graph learner is doing for this root (graph_learning.py).
+    learning: str = "not started"
 
 
 class IndexService:
@@ -98,6 +100,7 @@ class IndexService:
         self.model_progress: tuple[str, float] | None = None
         self._edits: dict[Path, TextSource] = {}
         self._edited = anyio.Event()
+        self._changed = anyio.Event()
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
@@ -192,11 +195,21 @@ class IndexService:
             entry.finished_at = time.time()
             entry.running = False
             entry.done.set()
+            self._note_changed()
         # Chunk texts, symbol answers and batches of the run are freed; hand their pages back.
         await anyio.to_thread.run_sync(model_memory.trim_heap)
         if not entry.watching and entry.error is None:
             entry.watching = True
             await self._group().start(entry.indexer.watch_task)
+
+    def _note_changed(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_changed(self, timeout: float) -> None:
+        """Return when an index run ends or a file is re-indexed for an editor, or after `timeout`."""
+        with anyio.move_on_after(timeout):
+            await self._changed.wait()
 
     def find(self, root: Path) -> RootIndex | None:
         """The index of `root` (or of the indexed root containing it)."""
@@ -253,6 +266,7 @@ class IndexService:
                 await entry.indexer.reindex_text(path, text)
         except (IndexStoreError, OSError) as exc:
             log.warning("re-indexing %s failed: %s", path, exc)
+        self._note_changed()
 
     def summary(self, entry: RootIndex) -> dict[str, Any]:
         """What `lensmux index --wait` prints and `status` shows for one root."""
@@ -261,6 +275,7 @@ class IndexService:
         status["running"] = entry.running
         status["error"] = entry.error
         status["elapsed_s"] = _elapsed(entry)
+        status["graph"] = _graph_status(entry)
         return status
 
     def status(self) -> dict[str, Any]:
@@ -284,6 +299,15 @@ class IndexService:
                     await entry.indexer.aclose()
                 except (IndexStoreError, OSError) as exc:
                     log.error("closing the index of %s: %s", entry.root, exc)
+
+
+def _graph_status(entry: RootIndex) -> dict[str, Any]:
+    """How much of the root's call graph is learned, and what the learner is doing."""
+    try:
+        learned, learnable = entry.indexer.store.learned_counts()
+    except (IndexStoreError, RootNotIndexed):
+        return {"state": entry.learning}
+    return {"learned": learned, "learnable": learnable, "state": entry.learning}
 
 
 def _elapsed(entry: RootIndex) -> float | None:

@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 FORMATS = ("markdown", "xml", "plain")
 # `[daemon.search]` keys whose engine field has a unit suffix.
 _ENGINE_NAMES = {"request_timeout": "request_timeout_s", "expansion_budget": "expansion_budget_s",
-                 "anchor_timeout": "anchor_timeout_s"}  # fmt: skip
+                 "anchor_timeout": "anchor_timeout_s", "learn_quiet": "learn_quiet_s"}  # fmt: skip
 
 
 def _given(table: msgspec.Struct) -> dict[str, Any]:
@@ -96,6 +96,12 @@ class SearchService:
             daemon_config = getattr(indexes, "_config", None)
             config = getattr(daemon_config, "search", None) or HybridSearchConfig()
         self._engine = HybridSearchEngine(gateway, config=engine_config(config))
+        self.active = 0
+
+    @property
+    def config(self) -> SearchConfig:
+        """The engine's configuration as `[daemon.search]` set it."""
+        return self._engine.config
 
     def configure(self, config: HybridSearchConfig) -> None:
         """Apply a reloaded `[daemon.search]` table to the next searches."""
@@ -121,10 +127,13 @@ class SearchService:
             log.warning("search without vectors: %s", exc)
             self._engine.embed_query = None
             embedder = None
+        self.active += 1
         try:
             response = await self._engine.search(request, entry.indexer, indexing_in_progress=entry.running)
         except SearchError as exc:
             raise _control_error(exc) from None
+        finally:
+            self.active -= 1
         out: dict[str, Any] = msgspec.to_builtins(response)
         if context is not None:
             fmt, budget = context

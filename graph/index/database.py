@@ -26,6 +26,7 @@ from lensmux.graph.index.errors import (
 )
 from lensmux.graph.index.schema import (
     DDL,
+    LEARNED_DDL,
     META_CHUNKS,
     META_CREATED_AT,
     META_DIM,
@@ -176,6 +177,7 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
             writer.execute("PRAGMA journal_mode = WAL")
             if not usable:
                 _create(writer, root, model_id, dim)
+            writer.executescript(LEARNED_DDL)
             reader = _connect(db, read_only=True)
         except sqlite3.DatabaseError as exc:
             writer.close()

@@ -15,6 +15,7 @@ import anyio.to_thread
 from lensmux.graph.index.chunking import ChunkDraft, chunk_file, parse_document_symbols
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.junk import junk_reason
+from lensmux.graph.index.learned import mentions
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp, FileWrite
 from lensmux.graph.index.walk import SourceText, WalkedFile, read_source
@@ -171,6 +172,7 @@ async def _prepare_source(
             symbols=parsed,
             chunks=chunks,
             tokens=[embedder.count_tokens(c.text) for c in chunks],
+            mentions=mentions(source.text),
         )
 
     return Prepared(walked, await anyio.to_thread.run_sync(build))

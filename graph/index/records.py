@@ -83,6 +83,8 @@ class FileWrite:
     symbols: Sequence[ParsedSymbol]
     chunks: Sequence[ChunkDraft]
     tokens: Sequence[int]
+    # The identifiers the text spells: learned relations of symbols it names are forgotten.
+    mentions: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,8 @@
-"""SQLite schema of a root's index; bump SCHEMA_VERSION on any change (the index is rebuilt)."""
+"""SQLite schema of a root's index; bump SCHEMA_VERSION on any change (the index is rebuilt).
+
+LEARNED_DDL is the exception: tables added later, created if missing on every open, so an
+existing index gains them without a rebuild.
+"""
 
 from __future__ import annotations
 
@@ -63,6 +67,24 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
     names, path, body,
     tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
 );
+"""
+
+# The call graph the search learned from the language servers (graph/index/learned.py).
+# A `learned` row says: every relation of this symbol is in `learned_edges`. Both sides
+# are symbol ids, which a file's rewrite replaces, so the rows go with the symbols.
+LEARNED_DDL = """
+CREATE TABLE IF NOT EXISTS learned (
+    symbol_id INTEGER PRIMARY KEY REFERENCES symbols(id) ON DELETE CASCADE,
+    learned_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS learned_edges (
+    subject_id INTEGER NOT NULL REFERENCES learned(symbol_id) ON DELETE CASCADE,
+    relation TEXT NOT NULL,
+    other_id INTEGER NOT NULL REFERENCES symbols(id) ON DELETE CASCADE,
+    rank INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS learned_edges_by_subject ON learned_edges(subject_id, rank);
+CREATE INDEX IF NOT EXISTS learned_edges_by_other ON learned_edges(other_id);
 """
 
 # bm25() weights for (names, path, body): a hit on a chunk's own name counts most.

@@ -14,9 +14,10 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
+from lensmux.graph.index import learned
 from lensmux.graph.index.database import DB_NAME, open_database, translate_errors
 from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.queries import StoreQueries
@@ -55,6 +56,8 @@ class Store(StoreQueries):
         self._writer = writer
         self._write_lock = threading.Lock()
         self._lock_fd: int | None = lock_fd
+        # Bumped by every write of files: learned relations computed before one are not stored.
+        self.generation = 0
 
     @classmethod
     def open(cls, directory: Path, root: Path, *, model_id: str, dim: int, create: bool = True) -> Store:
@@ -158,6 +161,28 @@ class Store(StoreQueries):
                 out.update(rows)
         return out
 
+    # -- the learned call graph (learned.py) ------------------------------------------
+
+    def recall_learned(self, symbol_ids: Iterable[int]) -> learned.Learned:
+        """The stored relations of those symbols that are learned."""
+        with self._read() as conn:
+            return learned.recall(conn, symbol_ids)
+
+    def remember_learned(self, relations: Mapping[int, Sequence[tuple[str, int]]], generation: int) -> int:
+        """Store learned relations unless a file was written since `generation`; returns subjects stored."""
+        with self._transaction("remember learned relations") as conn:
+            return learned.remember(conn, relations) if generation == self.generation else 0
+
+    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
+        """Symbols a search expands whose relations are not learned yet, in id order."""
+        with self._read() as conn:
+            return learned.unlearned(conn, after_id, limit)
+
+    def learned_counts(self) -> tuple[int, int]:
+        """(learned, learnable) symbols."""
+        with self._read() as conn:
+            return learned.counts(conn)
+
     # -- writes ---------------------------------------------------------------------
 
     def write_files(
@@ -221,7 +246,9 @@ class Store(StoreQueries):
                     )
                     ids.append(chunk_id)
                 new.append(ids)
+            learned.forget_mentioned(conn, frozenset().union(*(f.mentions for f in files)))
             _refresh_counts(conn)
+            self.generation += 1
         return WriteResult(removed, new)
 
     def remove_files(self, paths: Iterable[str], *, under: bool = False) -> list[int]:
@@ -242,6 +269,7 @@ class Store(StoreQueries):
                 for target in targets:
                     removed.extend(self._delete_file(conn, target))
             _refresh_counts(conn)
+            self.generation += 1
         return removed
 
     @staticmethod
@@ -251,6 +279,7 @@ class Store(StoreQueries):
             return []
         file_id = row[0]
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        learned.forget_related(conn, file_id)
         conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))

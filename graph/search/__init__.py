@@ -6,6 +6,7 @@ The daemon's entry points:
 - ``select_root(request.root, indexed, pending=...) -> (root, index)``
 - ``HybridSearchEngine(gateway, embed_query=..., config=...).search(request, index) -> SearchResponse``
 - ``assemble_context(response.ranked_symbols, budget_tokens=..., count_tokens=..., fmt=...)``
+- ``learn_round(index, gateway, config, after=..., limit=...) -> LearnRound`` (when servers are quiet)
 """
 
 from lensmux.graph.search.api import (
@@ -33,6 +34,7 @@ from lensmux.graph.search.errors import (
     UnknownRoot,
 )
 from lensmux.graph.search.gateway import LspGateway, NoServer
+from lensmux.graph.search.learn import LearnRound, learn_round
 
 __all__ = [
     "AssembledContext",
@@ -45,6 +47,7 @@ __all__ = [
     "FusionWeights",
     "GatewayError",
     "HybridSearchEngine",
+    "LearnRound",
     "LspGateway",
     "NoServer",
     "Overrides",
@@ -63,6 +66,7 @@ __all__ = [
     "UnknownRoot",
     "Weights",
     "assemble_context",
+    "learn_round",
     "parse_request",
     "select_root",
 ]

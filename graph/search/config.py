@@ -145,6 +145,10 @@ class SearchConfig:
     callable_references: bool = False
     # Call sites looked at when outgoing calls are derived from a symbol's text.
     max_derived_calls: int = 20
+    # Read and store what expansion learns in the index (graph/index/learned.py), and let
+    # the daemon learn ahead once no editor has sent anything for learn_quiet_s.
+    learn_graph: bool = True
+    learn_quiet_s: float = 5.0
     clustering_resolution: float = 1.0
     random_state: int = 42
     pagerank_alpha: float = 0.85

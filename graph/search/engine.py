@@ -38,6 +38,7 @@ from lensmux.graph.search.errors import RootNotReady, SearchFailed
 from lensmux.graph.search.expand import Expansion, expand
 from lensmux.graph.search.gateway import LspCalls, LspGateway
 from lensmux.graph.search.graph import Clustering, build_graph, cluster, containment
+from lensmux.graph.search.memory import GraphMemory
 from lensmux.graph.search.rerank import Scores, rerank
 from lensmux.graph.search.seeds import SeedSet, collect_seeds
 
@@ -171,6 +172,7 @@ class HybridSearchEngine:
             callable_references=ctx.config.callable_references,
             budget_s=ctx.config.expansion_budget_s,
             generic=generic,
+            memory=GraphMemory(ctx.store, ctx.catalog, ctx.config.max_neighbors) if ctx.config.learn_graph else None,
         )
 
     @staticmethod

@@ -10,7 +10,8 @@ request is the slowest a server answers (it scans every file that spells the nam
 indexed symbol enclosing it. Level by level: all of one depth is asked, then the
 answers are absorbed in frontier order, so the same answers always give the same
 graph. The stage stops at the depth limit, the node cap, or its time budget, and then
-keeps whatever was answered.
+keeps whatever was answered. A symbol the index has learned (memory.py) is read, not
+asked; one whose every request was answered is stored for the next search.
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from lensmux.graph.index.chunking import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.derive import derive_outgoing
 from lensmux.graph.search.gateway import LspCalls
+from lensmux.graph.search.memory import Findings, GraphMemory
 
 log = logging.getLogger(__name__)
 
-__all__ = ["EdgeKind", "Expansion", "Relation", "expand"]
+__all__ = ["EdgeKind", "Expansion", "Relation", "ask_about", "expand"]
 
 EdgeKind = Literal["calls", "references", "inherits", "contains"]
 OUTGOING = "callHierarchy/outgoingCalls"
@@ -61,13 +63,6 @@ class Expansion:
     capped: bool = False
 
 
-@dataclass(slots=True)
-class _Findings:
-    outgoing: list[tuple[Node, bool]] = field(default_factory=list)  # (callee, derived)
-    incoming: list[Node] = field(default_factory=list)
-    references: list[tuple[Node, bool]] = field(default_factory=list)  # (referrer, in its base list)
-
-
 def _line(rng: Any) -> int | None:
     start = rng.get("start") if isinstance(rng, Mapping) else None
     line = start.get("line") if isinstance(start, Mapping) else None
@@ -89,8 +84,10 @@ class _Expander:
         max_derived: int,
         generic: frozenset[str],
         callable_references: bool = False,
+        memory: GraphMemory | None = None,
     ) -> None:
         self.catalog = catalog
+        self.memory = memory
         self.lsp = lsp
         self.max_nodes = max_nodes
         self.max_neighbors = max_neighbors
@@ -106,20 +103,33 @@ class _Expander:
 
     # -- asking -----------------------------------------------------------------------------
 
-    async def expand_one(self, node: Node, out: dict[str, _Findings]) -> None:
+    async def expand_one(self, node: Node, out: dict[str, Findings]) -> None:
         language = await anyio.to_thread.run_sync(self.catalog.language, node.path)
         if language is None or not self.lsp.available(language):
             return
         caps = await self.lsp.capabilities(language)
         if caps is None:
             return
-        findings = out.setdefault(node.key, _Findings())
+        findings = out.setdefault(node.key, Findings())
+        with LspCalls.watching() as failures:
+            async with anyio.create_task_group() as tg:
+                if node.kind in CALLABLE_KINDS:
+                    tg.start_soon(self._calls, node, language, caps, findings)
+                has_calls = node.kind in CALLABLE_KINDS and bool(caps.get("callHierarchyProvider"))
+                if caps.get("referencesProvider") and (self.callable_references or not has_calls):
+                    tg.start_soon(self._references, node, language, findings)
+        # Everything answered, by a server that knows the whole workspace: worth keeping.
+        if self.memory is not None and not failures and self.lsp.settled(language):
+            self.memory.note(node, findings)
+
+    async def ask_level(self, frontier: Sequence[Node], found: dict[str, Findings]) -> None:
+        """Findings for every frontier node: remembered ones read, the others asked concurrently."""
+        if self.memory is not None:
+            found.update(await anyio.to_thread.run_sync(self.memory.recall, frontier))
         async with anyio.create_task_group() as tg:
-            if node.kind in CALLABLE_KINDS:
-                tg.start_soon(self._calls, node, language, caps, findings)
-            has_calls = node.kind in CALLABLE_KINDS and bool(caps.get("callHierarchyProvider"))
-            if caps.get("referencesProvider") and (self.callable_references or not has_calls):
-                tg.start_soon(self._references, node, language, findings)
+            for node in frontier:
+                if node.key not in found:
+                    tg.start_soon(self.expand_one, node, found)
 
     def _position(self, node: Node) -> dict[str, Any]:
         return {
@@ -127,7 +137,7 @@ class _Expander:
             "position": {"line": node.selection.start_line, "character": node.selection.start_char},
         }
 
-    async def _calls(self, node: Node, language: str, caps: Mapping[str, Any], findings: _Findings) -> None:
+    async def _calls(self, node: Node, language: str, caps: Mapping[str, Any], findings: Findings) -> None:
         if not caps.get("callHierarchyProvider"):
             await self._derive(node, language, findings)
             return
@@ -156,11 +166,11 @@ class _Expander:
             tg.start_soon(incoming)
             tg.start_soon(outgoing)
 
-    async def _derive(self, node: Node, language: str, findings: _Findings) -> None:
+    async def _derive(self, node: Node, language: str, findings: Findings) -> None:
         callees = await derive_outgoing(node, language, self.catalog, self.lsp, limit=self.max_derived)
         findings.outgoing.extend((callee, True) for callee in callees[: self.max_neighbors])
 
-    async def _references(self, node: Node, language: str, findings: _Findings) -> None:
+    async def _references(self, node: Node, language: str, findings: Findings) -> None:
         params = {**self._position(node), "context": {"includeDeclaration": False}}
         answer = await self.lsp.call(language, "textDocument/references", params)
         findings.references.extend(await anyio.to_thread.run_sync(self._map_references, answer, node))
@@ -218,7 +228,7 @@ class _Expander:
 
     # -- absorbing answers (event loop, deterministic order) ----------------------------------
 
-    def absorb(self, frontier: Sequence[Node], found: Mapping[str, _Findings], depth: int) -> list[Node]:
+    def absorb(self, frontier: Sequence[Node], found: Mapping[str, Findings], depth: int) -> list[Node]:
         nxt: list[Node] = []
         for node in frontier:
             f = found.get(node.key)
@@ -283,6 +293,7 @@ async def expand(
     budget_s: float,
     generic: frozenset[str],
     callable_references: bool = False,
+    memory: GraphMemory | None = None,
 ) -> Expansion:
     """Stage 2: expand `roots` (a subset of `seeds`) up to max_depth, within budget_s seconds."""
     ex = _Expander(
@@ -293,19 +304,18 @@ async def expand(
         max_derived=max_derived,
         generic=generic,
         callable_references=callable_references,
+        memory=memory,
     )
     ex.result.nodes.update((n.key, n) for n in seeds)
     frontier = [n for n in roots if n.expandable]
     ex.enqueued.update(n.key for n in frontier)
-    found: dict[str, _Findings] = {}
+    found: dict[str, Findings] = {}
     depth = 0
     with anyio.move_on_after(budget_s) as scope:
         while frontier and depth < max_depth:
             depth += 1
             found = {}
-            async with anyio.create_task_group() as tg:
-                for node in frontier:
-                    tg.start_soon(ex.expand_one, node, found)
+            await ex.ask_level(frontier, found)
             frontier = ex.absorb(frontier, found, depth)
             found = {}
     if scope.cancelled_caught:
@@ -317,4 +327,32 @@ async def expand(
         )
     if ex.result.capped:
         ex.result.warnings.append(f"expansion stopped at {max_nodes} nodes")
+    if memory is not None and memory.noted:
+        await anyio.to_thread.run_sync(memory.save)
     return ex.result
+
+
+async def ask_about(
+    nodes: Sequence[Node],
+    catalog: Catalog,
+    lsp: LspCalls,
+    memory: GraphMemory,
+    *,
+    max_neighbors: int,
+    max_derived: int,
+    callable_references: bool = False,
+) -> int:
+    """Ask the servers about each node in turn, as expansion would, and store what was complete."""
+    ex = _Expander(
+        catalog,
+        lsp,
+        max_nodes=len(nodes),
+        max_neighbors=max_neighbors,
+        max_derived=max_derived,
+        generic=frozenset(),
+        callable_references=callable_references,
+        memory=memory,
+    )
+    for node in nodes:
+        await ex.expand_one(node, {})
+    return await anyio.to_thread.run_sync(memory.save)

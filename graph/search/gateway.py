@@ -15,9 +15,11 @@ ran out while the server was answering are warnings, not degradation.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -27,6 +29,9 @@ import anyio
 from lensmux.graph.search.errors import METHOD_NOT_FOUND, GatewayError
 
 log = logging.getLogger(__name__)
+
+# The failures of the requests made inside LspCalls.watching() (child tasks included).
+_FAILURES: ContextVar[list[str] | None] = ContextVar("lensmux_search_failures", default=None)
 
 __all__ = ["GatewayError", "LspCalls", "LspGateway", "NoServer"]
 
@@ -60,6 +65,10 @@ class LspGateway(Protocol):
         The caller may cancel it (its expansion budget ran out); the gateway then
         cancels the request at the server, as it would for a client.
         """
+        ...
+
+    def answers_settled(self, root: Path, language: str) -> bool:
+        """Whether the server's cross-file answers are complete (it has discovered the workspace)."""
         ...
 
 
@@ -151,7 +160,29 @@ class LspCalls:
                 self._fail(language, f"{method}: gateway error: {exc}")
         return None
 
+    def settled(self, language: str) -> bool:
+        """Whether answers of the language's server may be remembered (see LspGateway.answers_settled)."""
+        try:
+            return self.available(language) and self.gateway.answers_settled(self.root, language)
+        except Exception:  # a gateway bug must not fail the search
+            log.warning("answers_settled(%s) raised", language, exc_info=True)
+            return False
+
+    @staticmethod
+    @contextlib.contextmanager
+    def watching() -> Iterator[list[str]]:
+        """Collect the failures of the requests made inside the block, its child tasks included."""
+        sink: list[str] = []
+        token = _FAILURES.set(sink)
+        try:
+            yield sink
+        finally:
+            _FAILURES.reset(token)
+
     def _fail(self, language: str, reason: str) -> None:
+        sink = _FAILURES.get()
+        if sink is not None:
+            sink.append(reason)
         entry = self._log(language)
         entry.failed += 1
         entry.reasons[reason] += 1

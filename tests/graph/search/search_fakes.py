@@ -159,8 +159,10 @@ class FakeGateway:
         broken: bool = False,
         outgoing: bool = True,
         call_hierarchy: bool = True,
+        settled: bool = True,
     ) -> None:
         self.project = _Project(root)
+        self.settled = settled
         self.unavailable = unavailable
         self.failing = failing
         self.failing_every = failing_every
@@ -173,6 +175,9 @@ class FakeGateway:
 
     def unavailable_reason(self, root: Path, language: str) -> str | None:
         return self.unavailable
+
+    def answers_settled(self, root: Path, language: str) -> bool:
+        return self.settled
 
     async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
         await anyio.lowlevel.checkpoint()

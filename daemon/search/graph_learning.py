@@ -1,0 +1,115 @@
+"""Learning each indexed root's call graph while the language servers are quiet.
+
+A search expands its seeds through the servers within a budget of half a second; a
+busy or slow server then leaves the graph unexpanded. What expansion asks about a
+symbol is the same for every query, so the daemon asks ahead: whenever no editor has
+sent anything for `[daemon.search] learn_quiet` seconds, no search runs and every
+server has discovered its workspace, it asks about a few symbols no search has needed
+yet and stores the complete answers with the index (graph/search/learn.py). Editors
+keep priority: every round is a handful of symbols, and the next round waits for quiet
+again. Once a root is learned the task sleeps until an index changes.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+
+from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.graph.index import IndexStoreError, RootNotIndexed
+from lensmux.graph.search import SearchConfig, learn_round
+
+log = logging.getLogger(__name__)
+
+# Symbols asked about per round, between two checks that editors are still quiet.
+ROUND_SYMBOLS = 4
+# How long a finished learner sleeps before looking at the indexes' generations again:
+# the disk watcher's re-indexing does not wake it.
+RECHECK_S = 60.0
+
+
+class Searches(Protocol):
+    """What the learner needs of the search service."""
+
+    @property
+    def config(self) -> SearchConfig:
+        """The engine's configuration."""
+        ...
+
+    @property
+    def active(self) -> int:
+        """Searches running now."""
+        ...
+
+
+class GraphLearner:
+    """One task that learns the call graph of every indexed root in quiet moments."""
+
+    def __init__(self, indexes: IndexService, searches: Searches, gateway: DaemonGateway) -> None:
+        self._indexes = indexes
+        self._searches = searches
+        self._gateway = gateway
+        self._cursor: dict[Path, int] = {}
+        # The store generation at which a root's last pass found nothing left to ask.
+        self._finished_at: dict[Path, int] = {}
+        self._pass_start: dict[Path, int] = {}
+
+    async def run_task(self) -> None:
+        """Learn until cancelled."""
+        while True:
+            config = self._searches.config
+            if not config.learn_graph:
+                await self._indexes.wait_changed(RECHECK_S)
+                continue
+            entry = self._next_root()
+            if entry is None:
+                await self._indexes.wait_changed(RECHECK_S)
+                continue
+            if self._searches.active or not self._gateway.quiet(config.learn_quiet_s):
+                entry.learning = "waiting for quiet"
+                await anyio.sleep(config.learn_quiet_s / 2)
+                continue
+            await self._round(entry, config)
+
+    def _next_root(self) -> RootIndex | None:
+        """The first indexed root with something left to learn."""
+        for root, entry in self._indexes.roots.items():
+            if entry.running or entry.error is not None or not entry.finished_at:
+                continue
+            try:
+                generation = entry.indexer.store.generation
+            except RootNotIndexed:
+                continue
+            if self._finished_at.get(root) != generation:
+                return entry
+            entry.learning = "learned"
+        return None
+
+    async def _round(self, entry: RootIndex, config: SearchConfig) -> None:
+        root = entry.root
+        entry.learning = "learning"
+        try:
+            if not self._cursor.get(root):
+                self._pass_start[root] = entry.indexer.store.generation
+            done = await learn_round(
+                entry.indexer, self._gateway, config, after=self._cursor.get(root, 0), limit=ROUND_SYMBOLS
+            )
+        except (IndexStoreError, RootNotIndexed) as exc:
+            log.warning("learning the call graph of %s stopped: %s", root, exc)
+            self._cursor[root] = 0
+            self._finished_at[root] = self._pass_start.get(root, -1)
+            entry.learning = f"stopped: {exc}"
+            return
+        if done.done:
+            # Files written during the pass may have made symbols behind the cursor unlearned:
+            # a generation other than the pass's own starts the next pass.
+            self._cursor[root] = 0
+            self._finished_at[root] = self._pass_start.get(root, -1)
+            entry.learning = "learned"
+            log.info("%s: call graph learned", root)
+        else:
+            self._cursor[root] = done.after

@@ -1,0 +1,136 @@
+"""The call graph the search learned from the language servers, kept with the index.
+
+A symbol is *learned* when every relation a search would ask its server about (callees,
+callers, referrers) is stored, so a later search reads them instead of asking. Writes of
+files forget what they may have changed, in the same transaction as the write:
+
+- a rewrite or removal of the symbol's own file, or of the file of any symbol it is
+  related to: those symbol ids are replaced (ON DELETE CASCADE, and `forget_related`);
+- a write of any file that mentions the symbol's name, because a new caller or
+  referrer has to spell it (for a dunder method or an operator: its class's name).
+
+What is forgotten is asked of the server again by the next search that needs it.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+
+from lensmux.graph.index.chunking import CHUNKED_KINDS
+
+__all__ = ["RELATIONS", "Learned", "forget_mentioned", "forget_related", "mentions"]
+
+# subject -> other: the subject calls other (outgoing, or derived from definitions),
+# other calls the subject, other references the subject (in its base list, for base_of).
+RELATIONS = frozenset({"calls", "calls_derived", "called_by", "referenced_by", "base_of"})
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_KINDS = "(" + ",".join(f"'{k}'" for k in sorted(CHUNKED_KINDS)) + ")"
+_BATCH = 500
+
+Learned = dict[int, list[tuple[str, int]]]
+
+
+def mentions(text: str) -> frozenset[str]:
+    """The identifiers a file's text spells."""
+    return frozenset(_WORD.findall(text))
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _batches(ids: Iterable[int]) -> Iterable[list[int]]:
+    wanted = sorted(set(ids))
+    for start in range(0, len(wanted), _BATCH):
+        yield wanted[start : start + _BATCH]
+
+
+def recall(conn: sqlite3.Connection, ids: Iterable[int]) -> Learned:
+    """The stored relations of those of `ids` that are learned, in the order they were stored."""
+    out: Learned = {}
+    for part in _batches(ids):
+        marks = _marks(len(part))
+        for (subject,) in conn.execute(f"SELECT symbol_id FROM learned WHERE symbol_id IN ({marks})", part):
+            out[subject] = []
+        rows = conn.execute(
+            f"SELECT subject_id, relation, other_id FROM learned_edges WHERE subject_id IN ({marks})"
+            " ORDER BY subject_id, rank",
+            part,
+        )
+        for subject, relation, other in rows:
+            out[subject].append((relation, other))
+    return out
+
+
+def remember(conn: sqlite3.Connection, learned: Mapping[int, Sequence[tuple[str, int]]]) -> int:
+    """Store each subject's relations, replacing what it had; subjects naming a vanished symbol are skipped."""
+    involved = {i for subject, rel in learned.items() for i in (subject, *(other for _, other in rel))}
+    alive: set[int] = set()
+    for part in _batches(involved):
+        alive.update(r[0] for r in conn.execute(f"SELECT id FROM symbols WHERE id IN ({_marks(len(part))})", part))
+    now = time.time()
+    stored = 0
+    for subject, relations in learned.items():
+        if subject not in alive or any(other not in alive for _, other in relations):
+            continue
+        conn.execute("INSERT OR REPLACE INTO learned(symbol_id, learned_at) VALUES (?, ?)", (subject, now))
+        conn.execute("DELETE FROM learned_edges WHERE subject_id = ?", (subject,))
+        conn.executemany(
+            "INSERT INTO learned_edges(subject_id, relation, other_id, rank) VALUES (?, ?, ?, ?)",
+            [(subject, relation, other, rank) for rank, (relation, other) in enumerate(relations)],
+        )
+        stored += 1
+    return stored
+
+
+def forget_related(conn: sqlite3.Connection, file_id: int) -> None:
+    """Forget every subject related to a symbol of the file (call before its symbols go)."""
+    conn.execute(
+        "DELETE FROM learned WHERE symbol_id IN (SELECT e.subject_id FROM learned_edges e"
+        " JOIN symbols s ON s.id = e.other_id WHERE s.file_id = ?)",
+        (file_id,),
+    )
+
+
+def forget_mentioned(conn: sqlite3.Connection, words: Collection[str]) -> int:
+    """Forget every learned subject whose name (or, for a dunder or operator, its class's) is in words."""
+    if not words:
+        return 0
+    rows = conn.execute(
+        "SELECT l.symbol_id, s.name, s.kind, p.name FROM learned l JOIN symbols s ON s.id = l.symbol_id"
+        " LEFT JOIN symbols p ON p.id = s.parent_id"
+    ).fetchall()
+    gone = [
+        (subject,)
+        for subject, name, kind, parent in rows
+        if name in words or (parent is not None and _implicit(name, kind) and parent in words)
+    ]
+    conn.executemany("DELETE FROM learned WHERE symbol_id = ?", gone)
+    return len(gone)
+
+
+def _implicit(name: str, kind: str) -> bool:
+    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`)."""
+    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
+
+
+def unlearned(conn: sqlite3.Connection, after_id: int, limit: int) -> list[int]:
+    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned."""
+    rows = conn.execute(
+        f"SELECT s.id FROM symbols s WHERE s.id > ? AND s.kind IN {_KINDS}"
+        " AND NOT EXISTS (SELECT 1 FROM learned l WHERE l.symbol_id = s.id) ORDER BY s.id LIMIT ?",
+        (after_id, limit),
+    )
+    return [r[0] for r in rows]
+
+
+def counts(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(learned, learnable) symbols."""
+    learnable = conn.execute(f"SELECT count(*) FROM symbols WHERE kind IN {_KINDS}").fetchone()[0]
+    learned = conn.execute(
+        f"SELECT count(*) FROM learned l JOIN symbols s ON s.id = l.symbol_id WHERE s.kind IN {_KINDS}"
+    ).fetchone()[0]
+    return int(learned), int(learnable)

@@ -1,0 +1,49 @@
+"""The daemon learns an indexed root's call graph from pyright while nobody is typing; searches then read it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.daemon_proc import DaemonProc, running_daemon, wait_until
+from support.projects import add_session_calls, write_py_fanout_project
+
+pytestmark = [pytest.mark.slow]
+
+MODULES = 6
+
+
+def _graph(daemon: DaemonProc) -> dict[str, Any]:
+    [root] = daemon.status()["index"]["roots"]
+    graph: dict[str, Any] = root["graph"]
+    return graph
+
+
+def _asked(daemon: DaemonProc) -> int:
+    """Call-hierarchy lookups at pyright's response cache: every one the daemon made, hit or miss."""
+    [pyright] = daemon.instances("pyright")
+    methods = pyright["cache"]["methods"]
+    return sum(m["hits"] + m["misses"] for name, m in methods.items() if "allHierarchy" in name)
+
+
+def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(tmp_path: Path) -> None:
+    root = write_py_fanout_project(tmp_path / "fan", MODULES)
+    add_session_calls(root, MODULES, 2)
+    with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 0.5\n") as daemon:
+        done = daemon.run_cli("index", str(root), "--wait", "--json")
+        assert done.returncode == 0, done.stderr
+        wait_until(lambda: _graph(daemon).get("state") == "learned", timeout=300)
+        graph = _graph(daemon)
+        status = daemon.run_cli("status")
+        asked = _asked(daemon)
+        params = {"query": "Session request", "root": str(root), "top_k": 10}
+        result = daemon.call("lensmux/hybridSearch", params, timeout=120)
+        asked_after = _asked(daemon)
+    assert graph["learned"] == graph["learnable"] > 0, graph
+    assert f"call graph: {graph['learned']}/{graph['learnable']} symbols learned (learned)" in status.stdout
+    assert not result["degraded"], result["warnings"]
+    callers = [s for s in result["ranked_symbols"] if any(r.startswith("expanded:calls:") for r in s["reasons"])]
+    assert callers, "Session.request's callers joined from the learned graph"
+    assert asked > 0, "the learner asked pyright for the call hierarchy"
+    assert asked_after == asked, "the search was answered without asking pyright"
