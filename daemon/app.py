@@ -120,7 +120,11 @@ class Daemon:
                 await accept_tg.start(watchdog_task, self.notifier, self._healthy)
                 accept_tg.start_soon(self._status_task)
                 # Stops with the listeners, before the indexes it reads are closed.
-                accept_tg.start_soon(GraphLearner(self.indexes, self.search, gateway).run_task)
+                search, assist = self.search, self.assist
+                learner = GraphLearner(
+                    self.indexes, gateway, lambda: search.config, lambda: search.active > 0 or assist.active > 0
+                )
+                accept_tg.start_soon(learner.run_task)
                 log.info(
                     "lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(self._listeners)), self.runtime_dir
                 )

@@ -35,6 +35,8 @@ class AssistService:
 
     def __init__(self, internal: InternalClient, hybrid: HybridSearch) -> None:
         self._internal = internal
+        # Tool calls running now: the call-graph learner waits for none.
+        self.active = 0
         self._tools: dict[str, Tool] = {
             "search_code": lambda ws, a: search_code(ws, a, hybrid),
             "find_definition": navigation.find_definition,
@@ -65,6 +67,7 @@ class AssistService:
             return _error("arguments must be an object")
         ws = Workspace(self._internal, Path(await anyio.Path(root).resolve()))
         answer = None
+        self.active += 1
         try:
             with anyio.move_on_after(TOOL_DEADLINE):
                 answer = await tool(ws, args)
@@ -74,6 +77,8 @@ class AssistService:
         except Exception as exc:
             log.exception("assist %s failed", name)
             return _error(f"internal error in {name}: {type(exc).__name__}: {exc}; the daemon log has details")
+        finally:
+            self.active -= 1
         if answer is None:
             return _error(f"{name} did not finish within {TOOL_DEADLINE:g}s; the server may be busy, try again")
         text, structured = answer

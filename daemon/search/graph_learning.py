@@ -3,7 +3,7 @@
 A search expands its seeds through the servers within a budget of half a second; a
 busy or slow server then leaves the graph unexpanded. What expansion asks about a
 symbol is the same for every query, so the daemon asks ahead: whenever no editor has
-sent anything for `[daemon.search] learn_quiet` seconds, no search runs and every
+sent anything for `[daemon.search] learn_quiet` seconds, no search or assistant tool runs and every
 server has discovered its workspace, it asks about a few symbols no search has needed
 yet and stores the complete answers with the index (graph/search/learn.py). Editors
 keep priority: every round is a handful of symbols, and the next round waits for quiet
@@ -13,8 +13,8 @@ again. Once a root is learned the task sleeps until an index changes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 import anyio
 
@@ -32,27 +32,21 @@ ROUND_SYMBOLS = 4
 RECHECK_S = 60.0
 
 
-class Searches(Protocol):
-    """What the learner needs of the search service."""
-
-    @property
-    def config(self) -> SearchConfig:
-        """The engine's configuration."""
-        ...
-
-    @property
-    def active(self) -> int:
-        """Searches running now."""
-        ...
-
-
 class GraphLearner:
     """One task that learns the call graph of every indexed root in quiet moments."""
 
-    def __init__(self, indexes: IndexService, searches: Searches, gateway: DaemonGateway) -> None:
+    def __init__(
+        self,
+        indexes: IndexService,
+        gateway: DaemonGateway,
+        config: Callable[[], SearchConfig],
+        busy: Callable[[], bool],
+    ) -> None:
+        """`config` is the search engine's current one; `busy` says whether searches or assistant tools run."""
         self._indexes = indexes
-        self._searches = searches
         self._gateway = gateway
+        self._config = config
+        self._busy = busy
         self._cursor: dict[Path, int] = {}
         # The store generation at which a root's last pass found nothing left to ask.
         self._finished_at: dict[Path, int] = {}
@@ -61,7 +55,7 @@ class GraphLearner:
     async def run_task(self) -> None:
         """Learn until cancelled."""
         while True:
-            config = self._searches.config
+            config = self._config()
             if not config.learn_graph:
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
@@ -69,7 +63,7 @@ class GraphLearner:
             if entry is None:
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
-            if self._searches.active or not self._gateway.quiet(config.learn_quiet_s):
+            if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
                 entry.learning = "waiting for quiet"
                 await anyio.sleep(config.learn_quiet_s / 2)
                 continue

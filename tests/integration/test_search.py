@@ -184,8 +184,10 @@ def test_http_and_socket_give_the_same_answer_and_clear_errors(indexed: Indexed)
 
 def test_a_missing_server_degrades_the_answer_instead_of_failing_it(own: Indexed) -> None:
     searchd, py_project = own.daemon, own.py
+    # Not from the call graph learned earlier, which answers without any server (test_search_learned.py).
     (searchd.log.parent / "config.toml").write_text(
-        f'[daemon.http]\nenabled = false\n[servers.pyright]\ncommand = "{LENSMUX}-no-such-pyright"\n'
+        "[daemon.http]\nenabled = false\n[daemon.search]\nlearn_graph = false\n"
+        f'[servers.pyright]\ncommand = "{LENSMUX}-no-such-pyright"\n'
     )
     searchd.proc.send_signal(signal.SIGHUP)
     wait_until(lambda: searchd.status()["reloads"] == 1, what="reload")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon, wait_until
+from support.lspclient import initialized_clients
 from support.projects import add_session_calls, write_py_fanout_project
 
 pytestmark = [pytest.mark.slow]
@@ -47,3 +49,37 @@ def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(t
     assert callers, "Session.request's callers joined from the learned graph"
     assert asked > 0, "the learner asked pyright for the call hierarchy"
     assert asked_after == asked, "the search was answered without asking pyright"
+
+
+@pytest.mark.anyio
+async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
+    root = write_py_fanout_project(tmp_path / "fan", MODULES)
+    core = root / "pkg/core.py"
+    text = core.read_text()
+    # The editor types every 0.5 s, far more often than the 3 s of quiet learning needs.
+    with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 3\n") as daemon:
+        async with initialized_clients(daemon.client_argv("pyright"), root, "typist") as (typist,):
+            uri = await typist.open(core, "python", text)
+            typing = anyio.Event()
+            learned_while_typing: list[int] = []
+
+            async def type_until_told() -> None:
+                version = 1
+                while not typing.is_set():
+                    version += 1
+                    await typist.change_full(uri, f"{text}\n# edit {version}\n", version)
+                    await anyio.sleep(0.5)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(type_until_told)
+                done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
+                assert done.returncode == 0, done.stderr
+                for _ in range(16):
+                    await anyio.sleep(0.5)
+                    learned_while_typing.append(_graph(daemon).get("learned", 0))
+                typing.set()
+        # The editor has left: the daemon is quiet now and learns the whole graph.
+        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "learned", 300))
+        graph = _graph(daemon)
+    assert learned_while_typing and max(learned_while_typing) == 0, learned_while_typing
+    assert graph["learned"] == graph["learnable"] > 0
