@@ -249,6 +249,8 @@ class Daemon:
         self.config = new
         if self.registry is not None:
             self.registry.config = new
+        if self.search is not None:
+            self.search.configure(new.daemon.search)
 
     async def _accept_task(self, name: str, listener: SocketListener, scope: anyio.CancelScope) -> None:
         assert self._tg is not None
