@@ -95,7 +95,7 @@ def wait_learned(daemon: DaemonProc, root: Path, timeout: float = 7200) -> dict[
     while True:
         status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)})
         graph: dict[str, Any] = status.get("graph") or {}
-        if graph.get("state") == "learned" or time.perf_counter() - started > timeout:
+        if graph.get("state") == "up to date" or time.perf_counter() - started > timeout:
             return {**graph, "wall_s": round(time.perf_counter() - started, 1)}
         time.sleep(2.0)
 

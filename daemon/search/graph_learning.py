@@ -80,7 +80,7 @@ class GraphLearner:
                 continue
             if self._finished_at.get(root) != generation:
                 return entry
-            entry.learning = "learned"
+            entry.learning = "up to date"
         return None
 
     async def _round(self, entry: RootIndex, config: SearchConfig) -> None:
@@ -103,7 +103,7 @@ class GraphLearner:
             # a generation other than the pass's own starts the next pass.
             self._cursor[root] = 0
             self._finished_at[root] = self._pass_start.get(root, -1)
-            entry.learning = "learned"
+            entry.learning = "up to date"
             log.info("%s: call graph learned", root)
         else:
             self._cursor[root] = done.after

@@ -35,7 +35,7 @@ def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(t
     with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 0.5\n") as daemon:
         done = daemon.run_cli("index", str(root), "--wait", "--json")
         assert done.returncode == 0, done.stderr
-        wait_until(lambda: _graph(daemon).get("state") == "learned", timeout=300)
+        wait_until(lambda: _graph(daemon).get("state") == "up to date", timeout=300)
         graph = _graph(daemon)
         status = daemon.run_cli("status")
         asked = _asked(daemon)
@@ -43,7 +43,7 @@ def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(t
         result = daemon.call("lensmux/hybridSearch", params, timeout=120)
         asked_after = _asked(daemon)
     assert graph["learned"] == graph["learnable"] > 0, graph
-    assert f"call graph: {graph['learned']}/{graph['learnable']} symbols learned (learned)" in status.stdout
+    assert f"call graph: {graph['learned']}/{graph['learnable']} symbols learned (up to date)" in status.stdout
     assert not result["degraded"], result["warnings"]
     callers = [s for s in result["ranked_symbols"] if any(r.startswith("expanded:calls:") for r in s["reasons"])]
     assert callers, "Session.request's callers joined from the learned graph"
@@ -79,7 +79,7 @@ async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
                     learned_while_typing.append(_graph(daemon).get("learned", 0))
                 typing.set()
         # The editor has left: the daemon is quiet now and learns the whole graph.
-        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "learned", 300))
+        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
         graph = _graph(daemon)
     assert learned_while_typing and max(learned_while_typing) == 0, learned_while_typing
     assert graph["learned"] == graph["learnable"] > 0
