@@ -30,6 +30,8 @@ ROUND_SYMBOLS = 4
 # How long a finished learner sleeps before looking at the indexes' generations again:
 # the disk watcher's re-indexing does not wake it.
 RECHECK_S = 60.0
+# The shortest wait between two looks at whether editors are quiet (learn_quiet may be 0).
+MIN_WAIT_S = 0.1
 
 
 class GraphLearner:
@@ -65,7 +67,7 @@ class GraphLearner:
                 continue
             if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
                 entry.learning = "waiting for quiet"
-                await anyio.sleep(config.learn_quiet_s / 2)
+                await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
             await self._round(entry, config)
 
