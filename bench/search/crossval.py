@@ -29,7 +29,7 @@ from bench.search.quality import SHIPPED, open_bench, stage1_ranks
 from bench.search.ranking import rank_of, score
 from lensmux.graph.search import SearchConfig
 
-__all__ = ["FEEDBACK_GRID", "GRID", "STRENGTH_GRID", "VOCABULARY_GRID", "crossvalidate"]
+__all__ = ["GRID", "STRENGTH_GRID", "crossvalidate"]
 
 
 def _setting(method: str, vector: float, keyword: float, rrf_k: int = 60) -> tuple[str, SearchConfig]:
@@ -84,52 +84,6 @@ STRENGTH_GRID: dict[str, SearchConfig] = {
     for s in (0.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0)
 }
 
-# Third pass, on top of the shipped setting: pseudo-relevance feedback on the vector side
-# (from the first fused candidates or the first vector hits; depth; weight) and the
-# keyword side's related-word sets.
-FEEDBACK_GRID: dict[str, SearchConfig] = {
-    "shipped": SHIPPED,
-    **{
-        f"feedback {source} d{d} b{b:g}": dataclasses.replace(
-            SHIPPED,
-            fusion=dataclasses.replace(SHIPPED.fusion, feedback=b, feedback_depth=d, feedback_from=source),
-        )
-        for source in ("fused", "vector")
-        for d in (3, 5, 10)
-        for b in (0.3, 0.6, 1.0)
-    },
-}
-SCALE_GRID: dict[str, SearchConfig] = {
-    "shipped": SHIPPED,
-    **{
-        f"vector {how} k{k:g}": dataclasses.replace(
-            SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, vector_scale=how, keyword=k, keyword_c=k * 5)
-        )
-        for how in ("relative", "minmax")
-        for k in (0.3, 0.5, 0.7, 1.0)
-    },
-}
-COLUMNS_GRID: dict[str, SearchConfig] = {
-    f"columns {n:g}:{p:g}:1 str{st:g}": dataclasses.replace(
-        SHIPPED, keyword_columns=(n, p, 1.0), fusion=dataclasses.replace(SHIPPED.fusion, strength=st)
-    )
-    for n, p in ((10.0, 2.0), (3.0, 1.0), (5.0, 1.0), (5.0, 2.0), (20.0, 2.0), (10.0, 0.5))
-    for st in (40.0,)
-}
-# The second look, around the first one's choice (the path column lighter, the names heavier).
-COLUMNS2_GRID: dict[str, SearchConfig] = {
-    f"columns {n:g}:{p:g}:1": dataclasses.replace(SHIPPED, keyword_columns=(n, p, 1.0))
-    for n, p in ((10.0, 2.0), (10.0, 0.5), (10.0, 0.0), (20.0, 0.5), (20.0, 1.0), (15.0, 1.0))
-}
-VOCABULARY_GRID: dict[str, SearchConfig] = {
-    "vocabulary none": SHIPPED,
-    **{
-        f"vocabulary {'+'.join(sets)} w{w:g}": dataclasses.replace(SHIPPED, vocabulary=sets, vocabulary_weight=w)
-        for sets in (("verbs",), ("abbreviations",), ("verbs", "abbreviations"))
-        for w in (0.25, 0.5, 1.0)
-    },
-}
-
 
 def crossvalidate(table: dict[str, dict[str, float]], floor: dict[str, float] | None = None) -> dict[str, Any]:
     """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score.
@@ -176,11 +130,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--coverage-grid", action="store_true", help="cross-validate the keyword coverage instead")
     parser.add_argument("--strength-grid", action="store_true", help="cross-validate the keyword strength instead")
     parser.add_argument(
-        "--grid",
-        choices=("feedback", "vocabulary", "scale", "columns", "columns2"),
-        help="cross-validate a third-pass grid instead",
-    )
-    parser.add_argument(
         "--cosqa",
         type=Path,
         metavar="DIR",
@@ -194,17 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         help="choose only among settings at or above each training project's best single strategy",
     )
     args = parser.parse_args(argv)
-    grids = {
-        "c": C_GRID,
-        "coverage": COVERAGE_GRID,
-        "strength": STRENGTH_GRID,
-        "feedback": FEEDBACK_GRID,
-        "vocabulary": VOCABULARY_GRID,
-        "scale": SCALE_GRID,
-        "columns": COLUMNS_GRID,
-        "columns2": COLUMNS2_GRID,
-    }
-    grid_name = args.grid or (
+    grids = {"c": C_GRID, "coverage": COVERAGE_GRID, "strength": STRENGTH_GRID}
+    grid_name = (
         "c" if args.c_grid else "coverage" if args.coverage_grid else "strength" if args.strength_grid else "main"
     )
     grid = grids.get(grid_name, GRID)

@@ -41,7 +41,6 @@ from bench.search.evaluate import summary_queries
 from bench.search.index_set import indexed
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score
-from lensmux.graph.index.schema import BM25_WEIGHTS
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search import seeds as seeds_module
 
@@ -56,16 +55,13 @@ class _MemoStore:
 
     def __init__(self, store: Any) -> None:
         self._store = store
-        self._memo: dict[tuple[str, tuple[float, float, float]], list[tuple[int, float]]] = {}
+        self._memo: dict[str, list[tuple[int, float]]] = {}
 
-    def fts_search(
-        self, match: str, k: int = 20, columns: tuple[float, float, float] = BM25_WEIGHTS
-    ) -> list[tuple[int, float]]:
+    def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
         """Store.fts_search, memoised."""
-        key = (match, columns)
-        if key not in self._memo or k > _MEMO_DEPTH:
-            self._memo[key] = self._store.fts_search(match, max(k, _MEMO_DEPTH), columns)
-        return self._memo[key][:k]
+        if match not in self._memo or k > _MEMO_DEPTH:
+            self._memo[match] = self._store.fts_search(match, max(k, _MEMO_DEPTH))
+        return self._memo[match][:k]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._store, name)

@@ -78,16 +78,11 @@ class StoreQueries:
         match = fts_match_query(query)
         return [] if match is None else self.fts_search(match, k)
 
-    def fts_search(
-        self, match: str, k: int = 20, columns: tuple[float, float, float] = BM25_WEIGHTS
-    ) -> list[tuple[int, float]]:
-        """keyword_search with a ready FTS5 MATCH expression (callers build it from quoted terms).
-
-        `columns`: bm25() weights of (names, path, body).
-        """
+    def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
+        """keyword_search with a ready FTS5 MATCH expression (callers build it from quoted terms)."""
         if k <= 0:
             return []
-        weights = ", ".join(str(float(w)) for w in columns)
+        weights = ", ".join(str(w) for w in BM25_WEIGHTS)
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT rowid, bm25(chunks_fts, {weights}) AS rank FROM chunks_fts"

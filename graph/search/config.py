@@ -9,7 +9,6 @@ import numpy
 import numpy.typing as npt
 
 from lensmux.graph.index import Store, VectorIndex
-from lensmux.graph.index.schema import BM25_WEIGHTS
 from lensmux.graph.search.api import SearchRequest
 from lensmux.graph.search.catalog import Catalog
 from lensmux.graph.search.gateway import LspCalls
@@ -95,15 +94,6 @@ class FusionWeights:
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
     # 0 (tuned): such words name projects and products as often as classes.
     mention: float = 0.0
-    # Pseudo-relevance feedback (feedback.py): the vector side searches again from the query
-    # moved towards the stored vectors of its first feedback_depth candidates, with this
-    # weight; "fused" takes the first fused candidates, "vector" the first vector hits. 0: off.
-    feedback: float = 0.0
-    feedback_depth: int = 5
-    feedback_from: str = "fused"
-    # The vector side's scale: "cosine" as it is; "relative" the cosine over the query's best
-    # cosine; "minmax" rescaled over the query's vector list (its best 1, its last 0).
-    vector_scale: str = "cosine"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,13 +116,6 @@ class SearchConfig:
 
     rrf_k: int = 60
     fusion: FusionWeights = field(default_factory=FusionWeights)
-    # Sets of related words a plain query word also matches on the keyword side
-    # (vocabulary.py: "verbs", "abbreviations"); empty: the query's own words and stems only.
-    vocabulary: tuple[str, ...] = ()
-    # The share of a related word's BM25 the keyword side adds (the query's own words count 1).
-    vocabulary_weight: float = 0.5
-    # bm25() weights of the keyword index's (names, path, body) columns.
-    keyword_columns: tuple[float, float, float] = BM25_WEIGHTS
     # Chunks asked of each source per query, as a multiple of top_k (before collapsing to
     # symbols; tuned on flask): deeper lists let a candidate both sources rank fairly well
     # collect both contributions.

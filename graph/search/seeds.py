@@ -18,25 +18,26 @@ PageRank restart points. Anchors form tiers above every fused candidate (seed 00
 semantic never outranks explicit); an explicitly named symbol has relevance 1, a
 symbol of a named file at least 0.5.
 
-Keyword side: the query's words, their inflections and (SearchConfig.vocabulary) the
-words code writes for them, query_text.py. Vector side: with FusionWeights.feedback > 0
-the query vector moves towards its first fused candidates and asks the index again
-(feedback.py), so a function the keyword side found lends its neighbourhood to the
-vector side.
+Keyword side: the index stores every identifier whole and split (`backoff_send backoff
+send`), so the query is split the same way. On top of what the index's keyword_search
+does, English function words are dropped (`how`, `the`, `is` match `is` operators and
+comments, not intent) and plain words get prefix stems for inflections (`uploads` ->
+`upload*` also finds `upload` and `uploader`; `retried` -> `retri*`, `retry*`; `runs`
+-> `run*`), since the index has no stemmer and code text mixes `retry`, `retries`,
+`retrying`. reST role markup (`:meth:` before a code span) is not a query word.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
-import numpy
-import numpy.typing as npt
 
+from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search.anchors import (
     REASON_MENTION,
     TIER_FILE,
@@ -49,14 +50,6 @@ from lensmux.graph.search.anchors import (
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
 from lensmux.graph.search.coverage import coverage
-from lensmux.graph.search.feedback import feedback_vector
-from lensmux.graph.search.query_text import (
-    STOP_WORDS,
-    keyword_expression,
-    query_terms,
-    query_words,
-    related_expression,
-)
 
 log = logging.getLogger(__name__)
 
@@ -82,11 +75,93 @@ _WORD = re.compile(r"\w+")
 # C and C++ sources: the embedding model reads their code worse than Python's, so their
 # keyword side has a weight of its own (FusionWeights.keyword_c).
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
+# reST role markup before a code span (:func:`x`, :py:meth:`x`): markup, not words of the query.
+_ROLE = re.compile(r"(?::[\w.+-]+)+:(?=`)")
+_MAX_TERMS = 64
+_MIN_STEM = 3
+
+_STOP_WORDS_TEXT = """a an the and or but nor of to in on at by for from with without into onto about over under
+    as than then so such if else when where why how what which who whom whose while until
+    is are was were be been being am do does did done doing has have had having
+    can could should would will shall may might must
+    it its it's this that these those there here i me my we us our you your he she they them their
+    not no yes all any some each every both either neither also just only very more most much many
+    please find show me give tell list where's what's how's"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
 # A query with one of these is about tests: test code keeps its full share then.
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "pytest", "unittest"}
 )
+
+
+def _is_identifier(word: str) -> bool:
+    """Whether a word is written like code (snake_case, camelCase, digits), not English."""
+    return "_" in word or any(c.isdigit() for c in word) or (word != word.lower() and word != word.capitalize())
+
+
+def _inflections(word: str) -> list[str]:
+    """Prefix stems of an English word: `failed` -> [`fail`], `runs` -> [`run`], `retry` -> [`retry`, `retri`].
+
+    [] if the word is too short to stem. Stems of three letters are allowed for the
+    short verbs docstrings start with (`runs`, `gets`, `pops`, `used`, `added`);
+    a doubled final consonant is undone (`running` -> `run`, `stopped` -> `stop`).
+    """
+    for suffix in ("ing", "ed", "es", "s"):
+        if not word.endswith(suffix) or word.endswith(("ss", "us", "is")):
+            continue
+        stem = word[: -len(suffix)]
+        if len(stem) < _MIN_STEM and suffix in ("ed", "es"):
+            stem = word[:-1]  # used -> use, uses -> use
+        if len(stem) < _MIN_STEM:
+            continue
+        if stem.endswith("i"):
+            return [stem, stem[:-1] + "y"]  # retried, retries -> retri* and retry*
+        if suffix in ("ing", "ed") and len(stem) > _MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+            return [stem[:-1]]  # running -> run, stopped -> stop (but not falling -> fal)
+        return [stem]
+    if len(word) < _MIN_STEM + 1:
+        return []
+    if word.endswith("y"):
+        return [word, word[:-1] + "i"]  # retri*: retries, retried
+    return [word]
+
+
+def query_words(query: str) -> list[list[str]]:
+    """Per content word of the query, its FTS5 terms (quoted; prefix terms end in `*`)."""
+    words = _WORD.findall(_ROLE.sub(" ", query))
+    content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
+    out: list[list[str]] = []
+    for word in content or words:  # a query of only stop words still searches for them
+        lower = word.lower()
+        parts = split_identifier(word)
+        if len(parts) > 1 or (parts and parts[0] != lower) or not lower.isalpha():
+            out.append([_quote(lower), *(_quote(p) for p in parts)])
+            continue
+        stems = _inflections(lower)
+        terms = [] if any(lower.startswith(stem) for stem in stems) else [_quote(lower)]
+        out.append(terms + [_quote(stem) + "*" for stem in stems])
+    return out
+
+
+def query_terms(query: str) -> Iterator[str]:
+    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
+    for terms in query_words(query):
+        yield from terms
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def keyword_expression(query: str) -> str | None:
+    """An FTS5 MATCH expression OR-ing the query's terms, or None when it has none."""
+    seen: dict[str, None] = {}
+    for term in query_terms(query):
+        seen.setdefault(term, None)
+        if len(seen) >= _MAX_TERMS:
+            break
+    return " OR ".join(seen) if seen else None
 
 
 @dataclass(slots=True)
@@ -117,7 +192,6 @@ class _SourceHits:
     keyword: list[str] = field(default_factory=list)  # node keys, best first
     keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
     keyword_coverage: float = 1.0  # share of the query's words the best keyword hits contain
-    chunk_of: dict[str, int] = field(default_factory=dict)  # node key -> its best chunk of either source
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -142,19 +216,8 @@ def _asks_for_tests(query: str) -> bool:
     return any(word.lower() in _TEST_WORDS for word in _WORD.findall(query))
 
 
-def _vector_scale(vector: list[tuple[str, float]], how: str) -> Callable[[float], float]:
-    """The vector term of one similarity: as it is, relative to the best, or min-max over the list."""
-    top = max((similarity for _, similarity in vector), default=0.0)
-    low = min((similarity for _, similarity in vector), default=0.0)
-    if how == "relative" and top > 0:
-        return lambda similarity: similarity / top
-    if how == "minmax" and top > low:
-        return lambda similarity: (similarity - low) / (top - low)
-    return lambda similarity: similarity
-
-
-def _scores(hits: _SourceHits, config: SearchConfig) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """The two sources' fused score per node (convex or RRF), and the reasons of each."""
+def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
+    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
@@ -170,9 +233,8 @@ def _scores(hits: _SourceHits, config: SearchConfig) -> tuple[dict[str, float], 
     # How strong the keyword side's best hit is in absolute terms (BM25 sums the idf of the
     # query words it matched): a query whose best hit matched only common words keeps less weight.
     strength = min(1.0, top_bm25 / fusion.strength) if fusion.strength > 0 else 1.0
-    scale = _vector_scale(hits.vector, fusion.vector_scale)
     for rank, (key, similarity) in enumerate(hits.vector, 1):
-        term = max(0.0, scale(similarity)) if convex else 1.0 / (config.rrf_k + rank)
+        term = max(0.0, similarity) if convex else 1.0 / (config.rrf_k + rank)
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
@@ -187,13 +249,6 @@ def _scores(hits: _SourceHits, config: SearchConfig) -> tuple[dict[str, float], 
             term = 1.0 / (config.rrf_k + rank)
         fused[key] = fused.get(key, 0.0) + share(key) * weight * term
         reasons.setdefault(key, []).append(f"seed:keyword:{rank}")
-    return fused, reasons
-
-
-def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
-    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
-    fused, reasons = _scores(hits, config)
-    fusion = config.fusion
     for key in anchors.weak if fusion.mention > 0 else ():
         # A weak mention counts like a first place in one more source.
         fused[key] = fused.get(key, 0.0) + fusion.mention / (config.rrf_k + 1)
@@ -237,66 +292,23 @@ def _list_depth(depth: float, top_k: int, config: SearchConfig) -> int:
     return max(config.min_list_chunks, round(depth * top_k))
 
 
-def _vector_side(hits: _SourceHits, ctx: QueryContext, vector: npt.NDArray[numpy.float32], depth: int) -> None:
-    """The vector list for one query vector: per node its best similarity (and that chunk), best first."""
-    found = ctx.vectors.search(vector, depth)
-    similarity = dict(found)
-    best: dict[str, float] = {}
-    for chunk_id, node in ctx.catalog.nodes_of_chunks(cid for cid, _ in found):
-        hits.nodes.setdefault(node.key, node)
-        if similarity[chunk_id] > best.get(node.key, -2.0):
-            best[node.key] = similarity[chunk_id]
-            hits.chunk_of[node.key] = chunk_id
-    hits.vector = [(key, best[key]) for key in dict.fromkeys(best)]
-
-
-def _with_feedback(hits: _SourceHits, ctx: QueryContext, vector: npt.NDArray[numpy.float32], depth: int) -> None:
-    """Ask the vector index again with the query moved towards its first fused candidates."""
-    fusion = ctx.config.fusion
-    if fusion.feedback_from == "vector":
-        first = [key for key, _ in hits.vector[: fusion.feedback_depth]]
-    else:
-        fused, _ = _scores(hits, ctx.config)
-        first = sorted(fused, key=lambda key: (-fused[key], key))[: fusion.feedback_depth]
-    stored = ctx.vectors.vectors(hits.chunk_of[key] for key in first if key in hits.chunk_of)
-    if stored:
-        _vector_side(hits, ctx, feedback_vector(vector, list(stored.values()), fusion.feedback), depth)
-
-
-def _keyword_hits(ctx: QueryContext, depth: int) -> list[tuple[int, float]]:
-    """BM25 of the query's own words, plus vocabulary_weight times that of their related words."""
-    config = ctx.config
-    expression = keyword_expression(ctx.query)
-    if expression is None:
-        return []
-    found = ctx.store.fts_search(expression, depth, config.keyword_columns)
-    related = related_expression(ctx.query, config.vocabulary) if config.vocabulary_weight > 0 else None
-    if related is None:
-        return found
-    scores = dict(found)
-    for chunk_id, score in ctx.store.fts_search(related, depth, config.keyword_columns):
-        scores[chunk_id] = scores.get(chunk_id, 0.0) + config.vocabulary_weight * score
-    return sorted(scores.items(), key=lambda pair: (-pair[1], pair[0]))[:depth]
-
-
 def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet]:
     """Everything stage 1 asks the index (blocking: runs in a worker thread)."""
     query, top_k, catalog, config = ctx.query, ctx.settings.top_k, ctx.catalog, ctx.config
     embed_query, vectors = ctx.embed_query, ctx.vectors
     hits = _SourceHits(demote_tests=not _asks_for_tests(query))
     anchors = resolve_mentions(extract_mentions(query), catalog, max_symbols=config.max_symbol_anchors)
-    keyword = _keyword_hits(ctx, _list_depth(config.keyword_depth, top_k, config))
-    if keyword:
+    expression = keyword_expression(query)
+    if expression is not None:
+        keyword = ctx.store.fts_search(expression, _list_depth(config.keyword_depth, top_k, config))
         bm25 = dict(keyword)
         pairs = catalog.nodes_of_chunks(cid for cid, _ in keyword)
         hits.keyword = _collapse(pairs, hits.nodes)
         for chunk_id, node in pairs:
             hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
-            hits.chunk_of.setdefault(node.key, chunk_id)
         if config.fusion.coverage > 0:
             top_hits = ctx.store.chunks(cid for cid, _ in keyword[:_COVERAGE_HITS])
-            words = query_words(query, config.vocabulary)
-            hits.keyword_coverage = coverage(words, (chunk.text for chunk in top_hits))
+            hits.keyword_coverage = coverage(query_words(query), (chunk.text for chunk in top_hits))
     if embed_query is None:
         out.vector_missing = True
         out.warnings.append("vector search unavailable: no embedding model loaded; keyword and anchors only")
@@ -304,16 +316,19 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         out.vector_missing = True
         out.warnings.append("vector search unavailable: no vectors in the index yet; keyword and anchors only")
     else:
-        depth = _list_depth(config.vector_depth, top_k, config)
         try:
-            vector = embed_query(query)
-            _vector_side(hits, ctx, vector, depth)
-            if config.fusion.feedback > 0 and config.fusion.feedback_depth > 0:
-                _with_feedback(hits, ctx, vector, depth)
+            found = vectors.search(embed_query(query), _list_depth(config.vector_depth, top_k, config))
         except Exception as exc:  # the model or index may be broken; keyword search still answers
             log.warning("vector search failed", exc_info=True)
             out.vector_missing = True
             out.warnings.append(f"vector search failed ({type(exc).__name__}: {exc}); keyword and anchors only")
+        else:
+            similarity = dict(found)
+            best: dict[str, float] = {}
+            for chunk_id, node in catalog.nodes_of_chunks(cid for cid, _ in found):
+                hits.nodes.setdefault(node.key, node)
+                best[node.key] = max(best.get(node.key, -1.0), similarity[chunk_id])
+            hits.vector = [(key, best[key]) for key in dict.fromkeys(best)]
     return hits, anchors
 
 
