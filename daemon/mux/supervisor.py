@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup, TaskStatus
+from msgspec import UNSET
 
 from lensmux.adapters.base import AdapterError
 from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
@@ -176,7 +177,12 @@ class Supervisor:
                 body = await link.reader.read()
                 if body is None:
                     return "server closed its output"
-                await server_routing.from_server(inst, ev.decode(body))
+                env = ev.decode(body)
+                if env.method is UNSET:
+                    # A response: routed without awaiting (nothing on its way back waits).
+                    server_routing.route_response(inst, env)
+                else:
+                    await server_routing.from_server(inst, env)
         except WireError as exc:
             # A server that writes garbage cannot be trusted with more input.
             log.error("%s: bad output from server: %s", inst.name, exc)

@@ -9,9 +9,9 @@ with all of them; writes are collected during a loop turn and sent with one
 ordinary task of its task group, and nothing here starts a task.
 
 Flow control both ways: reading pauses while more than `_READ_HIGH` bytes of
-complete frames wait for the reader; writing reports `writable() == False`
-while the transport holds more than `_WRITE_HIGH` unsent bytes, so the caller
-can hold messages back in its own bounded queue.
+complete frames wait for the reader; writing is refused (`write_if_writable`
+returns False) while the transport holds more than `_WRITE_HIGH` unsent bytes,
+so the caller can hold messages back in its own bounded queue.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from lensmux.daemon.wire.framing import (
     HeaderTooLarge,
     TruncatedMessage,
     frame,
+    header_length,
     parse_header_block,
 )
 
@@ -72,7 +73,9 @@ class FramedProtocol(asyncio.Protocol):
         if self._ready_bytes > _READ_HIGH and not self._paused_reading and self.transport is not None:
             self._paused_reading = True
             self.transport.pause_reading()
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def eof_received(self) -> bool:
         """The peer finished writing: the reader gets what is complete, then the end."""
@@ -105,8 +108,8 @@ class FramedProtocol(asyncio.Protocol):
                 if len(buf) > limits.max_header:
                     raise HeaderTooLarge(f"no end of headers within {limits.max_header} bytes")
                 return
-            length = parse_header_block(bytes(buf[:end]).strip(b"\r\n"), limits)
-            start = end + len(_HEADER_END)
+            length = header_length(buf, end, limits)
+            start = end + 4
             if len(buf) - start < length:
                 return
             body = bytes(buf[start : start + length])
@@ -152,14 +155,20 @@ class FramedProtocol(asyncio.Protocol):
         """Whether read_batch would return at once."""
         return bool(self._ready) or self._error is not None or self._eof
 
-    def writable(self) -> bool:
-        """Whether a write now goes out without growing the transport's buffer past its mark."""
-        return not self._paused_writing and self.transport is not None and not self.transport.is_closing()
+    def write_if_writable(self, bodies: list[bytes]) -> bool:
+        """Frame several bodies and write them at once, unless the transport is over its mark or closing.
 
-    def write_frames(self, bodies: list[bytes]) -> None:
-        """Frame several bodies and hand them to the transport in one write."""
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(b"".join([frame(body) for body in bodies]))
+        Returns whether they were written; if not, nothing was.
+        """
+        transport = self.transport
+        if self._paused_writing or transport is None or transport.is_closing():
+            return False
+        if len(bodies) == 1:
+            body = bodies[0]
+            transport.write(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
+        else:
+            transport.write(b"".join([frame(body) for body in bodies]))
+        return True
 
     def close(self) -> None:
         """Close now: what the peer has not taken yet is dropped, as a closed anyio stream would.
