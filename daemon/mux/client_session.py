@@ -71,6 +71,8 @@ class ClientSession:
         # `_outbox` for at most one loop turn, or while the client does not read.
         self._socket = stream.extra(SocketAttribute.raw_socket, None)
         self._proto: FramedProtocol | None = None
+        # Set when the protocol opens (asked once: on Python 3.11 get_running_loop() is a getpid call).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
         # Set by `close` and at the end of `serve`: from then on sends go nowhere.
@@ -100,7 +102,7 @@ class ClientSession:
             outbox.append(body)
             if not self._flush_scheduled:
                 self._flush_scheduled = True
-                asyncio.get_running_loop().call_soon(self._flush)
+                (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
             return
         try:
             self._send.send_nowait(body)
@@ -166,6 +168,7 @@ class ClientSession:
         try:
             with self._scope:
                 if self._socket is not None:
+                    self._loop = asyncio.get_running_loop()
                     self._proto = await open_framed(self._socket, self._limits, self._flush)
                     self._flush()
                     await self._protocol_reader_task(handler)

@@ -202,6 +202,8 @@ class FrameWriter:
         direct = _asyncio_writer(stream)
         # The pipe's transport itself: StreamWriter.write and is_closing only forward to it.
         self._transport: asyncio.WriteTransport | None = direct.transport if direct is not None else None
+        # Asked once: on Python 3.11 every get_running_loop() is a getpid system call.
+        self._loop = asyncio.get_running_loop() if direct is not None else None
         # Frames sent during this loop turn, written together at its end.
         self._turn: list[bytes] = []
 
@@ -223,7 +225,8 @@ class FrameWriter:
             # no loop turn of its own. No send is inside the lock, so nothing written through it
             # can be overtaken; a full pipe takes the path below.
             turn.append(b"Content-Length: %d\r\n\r\n%b" % (len(body), body))
-            asyncio.get_running_loop().call_soon(self._write_turn)
+            assert self._loop is not None
+            self._loop.call_soon(self._write_turn)
             return
         await self._locked_send(frame(body))
 

@@ -60,6 +60,7 @@ class FramedProtocol(asyncio.Protocol):
         self._paused_writing = False
         self._on_writable = on_writable
         self.transport: asyncio.Transport | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         # Offered each frame while the reader waits with nothing queued; True if it took it.
         self.on_frame: Callable[[bytes], bool] | None = None
 
@@ -68,6 +69,8 @@ class FramedProtocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         """Keep the transport; its write buffer limits are this module's."""
         self.transport = transport  # type: ignore[assignment]
+        # Asked once: on Python 3.11 every get_running_loop() is a getpid system call.
+        self._loop = asyncio.get_running_loop()
         if self._writes:
             self.transport.set_write_buffer_limits(high=_WRITE_HIGH, low=_WRITE_LOW)  # type: ignore[union-attr]
 
@@ -162,7 +165,7 @@ class FramedProtocol(asyncio.Protocol):
                 if self._buf.strip():
                     raise self._truncated()
                 return None
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = (self._loop or asyncio.get_running_loop()).create_future()
             try:
                 await self._waiter
             finally:
