@@ -52,10 +52,13 @@ async def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> tu
             env=dict(env),
             start_new_session=True,
         )
-    except OSError as exc:
+    except BaseException as exc:
         os.close(read_end)
-        raise SpawnFailed(f"cannot start {argv[0]}: {exc}") from exc
+        if isinstance(exc, OSError):
+            raise SpawnFailed(f"cannot start {argv[0]}: {exc}") from exc
+        raise
     finally:
+        # The child has its own copy; ours would keep the pipe open after the server exits.
         os.close(write_end)
     return process, read_end
 
