@@ -3,6 +3,7 @@
     python -m bench.mux.hop_floor                          # direct, splicers and lensmux, both loops, interleaved
     python -m bench.mux.hop_floor --clients 1,10           # and throughput at 10 clients
     python -m bench.mux.hop_floor --baseline /tmp/old/pkg  # plus a daemon (and a bridge) of other code (its PYTHONPATH)
+    python -m bench.mux.hop_floor --baseline /tmp/old/pkg --baseline-loops asyncio,uvloop  # that daemon on both loops
 
 Routes to the echo server, measured alternately with the same closed-loop client:
 straight over stdio (`direct`); through a minimal splicer (`splice-asyncio`,
@@ -239,6 +240,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline", type=Path, help="PYTHONPATH of other lensmux code: `before-asyncio`, `bridge-before`"
     )
+    parser.add_argument(
+        "--baseline-loops",
+        type=lambda v: v.split(","),
+        default=["asyncio"],
+        help="event loops to run the --baseline daemon on (`before-<loop>`; default asyncio)",
+    )
     parser.add_argument("--no-bridge", action="store_true", help="leave out the stdio routes")
     add_common_options(parser)
     args = parser.parse_args(argv)
@@ -254,7 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     result.update(trials=args.trials, duration_s=args.duration)
     daemons: dict[str, dict[str, str]] = {f"lensmux-{loop}": {"LENSMUX_EVENT_LOOP": loop} for loop in args.loops}
     if args.baseline:
-        daemons["before-asyncio"] = {"PYTHONPATH": str(args.baseline.resolve()), "LENSMUX_EVENT_LOOP": "asyncio"}
+        for loop in args.baseline_loops:
+            daemons[f"before-{loop}"] = {"PYTHONPATH": str(args.baseline.resolve()), "LENSMUX_EVENT_LOOP": loop}
     splicers = {f"splice-{loop}": _splicer_process(work / f"splice-{loop}.sock", loop) for loop in args.loops}
     sockets = {name: work / f"{name}.sock" for name in splicers}
     pids = {name: proc.pid for name, proc in splicers.items()}

@@ -88,7 +88,7 @@ def _cprofile_report(path: Path, measured: int, top: int) -> str:
     # The signals and the load's end are not simultaneous: count the answers
     # routing saw. (A plain function: cProfile counts every resumption of a
     # coroutine as a call, so coroutines show more calls than they had.)
-    routed = [v[1] for (f, _, name), v in raw.items() if name == "_server_response" and f.endswith("server_routing.py")]
+    routed = [v[1] for (f, _, name), v in raw.items() if name == "route_response" and f.endswith("server_routing.py")]
     round_trips = routed[0] if routed else measured
     rows = []
     for (filename, line, name), (_cc, ncalls, tottime, cumtime, _callers) in raw.items():

@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 from anyio.abc import ByteStream, SocketAttribute
+from msgspec import UNSET
 
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
@@ -70,9 +71,12 @@ class ClientSession:
         # `_outbox` for at most one loop turn, or while the client does not read.
         self._socket = stream.extra(SocketAttribute.raw_socket, None)
         self._proto: FramedProtocol | None = None
+        # Set when the protocol opens (asked once: on Python 3.11 get_running_loop() is a getpid call).
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._outbox: list[bytes] = []
         self._flush_scheduled = False
-        self._ended = False
+        # Set by `close` and at the end of `serve`: from then on sends go nowhere.
+        self._silent = False
         self._scope = anyio.CancelScope()
         self._out_ids = itertools.count(1)
         self._awaiting: dict[Id, tuple[ResponseHook | None, GoneHook | None]] = {}
@@ -86,10 +90,19 @@ class ClientSession:
 
     def send(self, body: bytes) -> None:
         """Queue one message; disconnect the client if its queue is full."""
-        if self._scope.cancel_called or self._ended:
+        if self._silent:
             return
         if self._socket is not None:
-            self._send_batched(body)
+            # Held until the end of this loop turn, then everything held goes in one write.
+            outbox = self._outbox
+            if len(outbox) >= self._queue_size:
+                self.dropped_messages += 1
+                self.close(f"send queue full ({self._queue_size} messages)")
+                return
+            outbox.append(body)
+            if not self._flush_scheduled:
+                self._flush_scheduled = True
+                (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
             return
         try:
             self._send.send_nowait(body)
@@ -99,28 +112,17 @@ class ClientSession:
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
-    def _send_batched(self, body: bytes) -> None:
-        """Hold the message until the end of this loop turn, then write everything held at once."""
-        outbox = self._outbox
-        if len(outbox) >= self._queue_size:
-            self.dropped_messages += 1
-            self.close(f"send queue full ({self._queue_size} messages)")
-            return
-        outbox.append(body)
-        if not self._flush_scheduled:
-            self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-
     def _flush(self) -> None:
         self._flush_scheduled = False
         proto = self._proto
-        if proto is None or not self._outbox or not proto.writable():
-            # Not open yet, or the client is not reading: resume_writing calls this again.
+        if proto is None or not self._outbox:
             return
-        batch, self._outbox = self._outbox, []
         try:
-            proto.write_frames(batch)
+            if proto.write_if_writable(self._outbox):
+                self._outbox = []
+            # Otherwise the client is not reading: resume_writing calls this again.
         except (OSError, RuntimeError) as exc:
+            self._outbox = []
             self.close(f"write failed: {exc}")
 
     def request(
@@ -158,6 +160,7 @@ class ClientSession:
             self.close_reason = reason
             if reason != "client exit":
                 log.warning("%s on %s disconnected: %s", self.name, self.server_name, reason)
+        self._silent = True
         self._scope.cancel()
 
     async def serve(self, handler: Handler) -> None:
@@ -165,6 +168,7 @@ class ClientSession:
         try:
             with self._scope:
                 if self._socket is not None:
+                    self._loop = asyncio.get_running_loop()
                     self._proto = await open_framed(self._socket, self._limits, self._flush)
                     self._flush()
                     await self._protocol_reader_task(handler)
@@ -179,7 +183,7 @@ class ClientSession:
             # What this turn produced still goes out if the socket takes it now (a shutdown
             # answer followed by exit in one read); later sends go nowhere, as on a closed queue.
             self._flush()
-            self._ended = True
+            self._silent = True
             self._outbox.clear()
             if self.close_reason is None:
                 self.close_reason = "connection closed"
@@ -216,7 +220,26 @@ class ClientSession:
             log.info("%s sent a bad message: %s", self.name, exc)
             self.reply_error(exc.id, exc.code, str(exc))
             return
-        await self._dispatch(handler, env)
+        # The envelope's shape, read from its fields (decode has classified it).
+        is_response = env.method is UNSET
+        is_request = not is_response and env.id is not UNSET
+        if is_request:
+            self.requests += 1
+        try:
+            if is_response:
+                await self._on_response(env)
+            else:
+                await handler(self, env)
+        except ev.EnvelopeError as exc:
+            # A payload the daemon had to read was unusable: the sender's fault.
+            log.info("%s: %s rejected: %s", self.name, env.method or "response", exc)
+            if is_request:
+                self.reply_error(env.rid, exc.code, str(exc))
+        except Exception:
+            # One message that trips a bug costs that message, not the connection.
+            log.exception("%s: handling %s failed", self.name, env.method or f"response {env.rid!r}")
+            if is_request:
+                self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
     async def _reader_task(self, handler: Handler) -> None:
         while True:
@@ -229,25 +252,6 @@ class ClientSession:
                 return
             self.last_active = time.monotonic()
             await self._handle_body(handler, body)
-
-    async def _dispatch(self, handler: Handler, env: Envelope) -> None:
-        if env.is_request:
-            self.requests += 1
-        try:
-            if env.is_response:
-                await self._on_response(env)
-            else:
-                await handler(self, env)
-        except ev.EnvelopeError as exc:
-            # A payload the daemon had to read was unusable: the sender's fault.
-            log.info("%s: %s rejected: %s", self.name, env.method or "response", exc)
-            if env.is_request:
-                self.reply_error(env.rid, exc.code, str(exc))
-        except Exception:
-            # One message that trips a bug costs that message, not the connection.
-            log.exception("%s: handling %s failed", self.name, env.method or f"response {env.rid!r}")
-            if env.is_request:
-                self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
     async def _on_response(self, env: Envelope) -> None:
         rid = env.rid

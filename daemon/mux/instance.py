@@ -82,6 +82,8 @@ class Instance:
         self.failure: str | None = None
         self._params_set = anyio.Event()
         self._ready = anyio.Event()
+        # Mirrors `_ready.is_set()` for `ready`, which every request asks (a plain read).
+        self._ready_set = False
         self._stopped = anyio.Event()
         self._last_client: ClientSession | None = None
         self._waiting = 0
@@ -107,7 +109,7 @@ class Instance:
     @property
     def ready(self) -> bool:
         """Initialized and serving."""
-        return self._ready.is_set() and self.link is not None
+        return self._ready_set and self.link is not None
 
     @property
     def stopped(self) -> bool:
@@ -208,7 +210,7 @@ class Instance:
         if link is None:
             raise ServerUnavailable(f"{self.name} is not running ({self.state})")
         try:
-            await link.send(body)
+            await link.writer.send(body)
         except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
             raise ServerUnavailable(f"{self.name}: write failed: {exc}") from exc
 
@@ -280,6 +282,7 @@ class Instance:
         """The server answered `initialize` and has every open document."""
         self.state = "running"
         self._ready.set()
+        self._ready_set = True
 
     def mark_down(self) -> None:
         """The server process is gone; requests wait for the next one."""
@@ -296,6 +299,7 @@ class Instance:
         # the event that the next mark_ready sets.
         if self._ready.is_set():
             self._ready = anyio.Event()
+            self._ready_set = False
 
     async def _until_ready_or_stopped(self) -> None:
         """Return once the server is ready or supervision has ended (events, no polling)."""

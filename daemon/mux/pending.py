@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
+from msgspec import UnsetType
 
 from lensmux.daemon.mux.cache import CacheKey
 from lensmux.daemon.wire.envelope import Envelope, Id
@@ -80,8 +81,8 @@ class PendingTable:
         """Whether a client's request is in flight (the daemon's own do not count)."""
         return bool(self._by_client)
 
-    def pop(self, server_id: Id | None) -> Pending | None:
-        """Remove and return the entry for a server's response."""
+    def pop(self, server_id: Id | UnsetType | None) -> Pending | None:
+        """Remove and return the entry for a server's response (none for an id the daemon never sent)."""
         if not isinstance(server_id, int):
             return None
         entry = self._by_server.pop(server_id, None)

@@ -33,21 +33,34 @@ class SpawnFailed(Exception):
     """The server process could not be started."""
 
 
-async def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> Process:
-    """Start a server with stdio pipes, in its own process group, tied to our life."""
+async def spawn(argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> tuple[Process, int]:
+    """Start a server with stdio pipes, in its own process group, tied to our life.
+
+    Returns the process and the read end of its stdout, a pipe of the caller's
+    own (process.stdout is None): the caller reads it under an asyncio protocol.
+    """
     shim = [sys.executable, "-c", _PDEATHSIG_SHIM, str(os.getpid()), *argv]
+    # Not inheritable (PEP 446): no other child of the daemon keeps the server's output open.
+    read_end, write_end = os.pipe()
     try:
-        return await anyio.open_process(
+        process = await anyio.open_process(
             shim,
             stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stdout=write_end,
             stderr=subprocess.PIPE,
             cwd=str(cwd),
             env=dict(env),
             start_new_session=True,
         )
-    except OSError as exc:
-        raise SpawnFailed(f"cannot start {argv[0]}: {exc}") from exc
+    except BaseException as exc:
+        os.close(read_end)
+        if isinstance(exc, OSError):
+            raise SpawnFailed(f"cannot start {argv[0]}: {exc}") from exc
+        raise
+    finally:
+        # The child has its own copy; ours would keep the pipe open after the server exits.
+        os.close(write_end)
+    return process, read_end
 
 
 def _signal_group(process: Process, sig: signal.Signals) -> None:

@@ -26,8 +26,10 @@ from lensmux.daemon.mux import (
     workspace_folders,
 )
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.breaker import BreakerState
 from lensmux.daemon.mux.cache import CACHEABLE
 from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
 from lensmux.daemon.mux.documents import ServerNotice
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
@@ -54,7 +56,7 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     instance.touch(client)
     method = env.method
     assert isinstance(method, str)
-    if env.is_request:
+    if env.id is not UNSET:
         await _client_request(instance, client, env, method)
         return
     if method in _DOC_SYNC:
@@ -125,8 +127,10 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         ):
             leader.followers.append((client, env.id))
             return
-    if not instance.breaker.allow():
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, instance.breaker.rejection())
+    breaker = instance.breaker
+    # A closed breaker allows without changing state: only ask it when it is not.
+    if breaker.state is not BreakerState.CLOSED and not breaker.allow():
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, breaker.rejection())
         return
     if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
         client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
@@ -141,7 +145,7 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         entry.storable = storable
         instance.inflight[key.key] = entry
     params = env.params
-    if params is not UNSET and diagnostic_wording.rewords(instance, client, method):
+    if params is not UNSET and method == CODE_ACTION and diagnostic_wording.rewords(instance, client, method):
         params, entry.diagnostics_back = diagnostic_wording.context_to_server(instance, client, params)
     if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)

@@ -16,6 +16,7 @@ from msgspec import UNSET, Raw
 
 from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.breaker import BreakerState
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, SYMBOLS_METHOD, flat_symbols, shape_result
@@ -48,26 +49,31 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
 
 async def from_server(instance: Instance, env: Envelope) -> None:
     """Route one message from the server."""
-    if env.is_response:
-        _server_response(instance, env)
-    elif env.is_request:
+    if env.method is UNSET:
+        route_response(instance, env)
+    elif env.id is not UNSET:
         await server_requests.handle(instance, env)
     else:
         _server_notification(instance, env)
 
 
-def _server_response(instance: Instance, env: Envelope) -> None:
-    entry = instance.pending.pop(env.rid)
+def route_response(instance: Instance, env: Envelope) -> None:
+    """A response from the server: to the client that asked, its followers, or the daemon's own waiter."""
+    entry = instance.pending.pop(env.id)
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
         return
     # Any answer, even an error, shows the server is alive; but a server that
     # initializes and then dies on every request is still in a crash loop.
-    if entry.method != "initialize":
-        instance.breaker.record_success()
-    for token in entry.tokens:
-        instance.client_tokens.pop(token, None)
-    forget_inflight(instance, entry)
+    # (A closed breaker without failures has nothing to record.)
+    breaker = instance.breaker
+    if entry.method != "initialize" and (breaker.consecutive_failures or breaker.state is not BreakerState.CLOSED):
+        breaker.record_success()
+    if entry.tokens:
+        for token in entry.tokens:
+            instance.client_tokens.pop(token, None)
+    if entry.cache_key is not None:
+        forget_inflight(instance, entry)
     if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.done is not None:
@@ -87,7 +93,10 @@ def _server_response(instance: Instance, env: Envelope) -> None:
         _answer_each(instance, entry, env.result)
         return
     body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
-    answer_all(entry, body)
+    if entry.followers:
+        answer_all(entry, body)
+    elif entry.client is not None:
+        entry.client.send(body)
 
 
 def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:

@@ -8,13 +8,16 @@ server after the idle timeout.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import TaskGroup, TaskStatus
+from msgspec import UNSET
 
 from lensmux.adapters.base import AdapterError
 from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
@@ -171,12 +174,22 @@ class Supervisor:
         entry = inst.pending.add_internal("initialize")
         await link.send(ev.request(entry.server_id, "initialize", ev.encode_value(inst.init_params)))
         tg.start_soon(self._initialize_task, entry)
+        reader = link.reader
+        reader.on_frame = functools.partial(_route_if_response, inst)
         try:
             while True:
-                body = await link.reader.read()
-                if body is None:
+                batch = await reader.read_batch()
+                if batch is None:
                     return "server closed its output"
-                await server_routing.from_server(inst, ev.decode(body))
+                for body in batch:
+                    env = ev.decode(body)
+                    if env.method is UNSET:
+                        server_routing.route_response(inst, env)
+                    else:
+                        await server_routing.from_server(inst, env)
+                if reader.has_ready():
+                    # More arrived while routing: let the clients' tasks run first.
+                    await anyio.lowlevel.checkpoint()
         except WireError as exc:
             # A server that writes garbage cannot be trusted with more input.
             log.error("%s: bad output from server: %s", inst.name, exc)
@@ -264,3 +277,23 @@ class Supervisor:
                 await inst.notify_server("exit", None)
             except InstanceError:
                 pass
+
+
+def _route_if_response(inst: Instance, body: bytes) -> bool:
+    """Route a server's response inside the read callback; anything else is left to the reader task.
+
+    Called only while the reader waits with nothing queued, so the response
+    cannot overtake an earlier message. A body without `"method"` cannot be a
+    request or notification; one with it (or one that does not decode) goes the
+    ordinary way, where a bad one ends the link as before.
+    """
+    if b'"method"' in body:
+        return False
+    try:
+        env = ev.decode(body)
+    except WireError:
+        return False
+    if env.method is not UNSET:
+        return False
+    server_routing.route_response(inst, env)
+    return True

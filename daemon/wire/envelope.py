@@ -130,7 +130,8 @@ _error_decoder = msgspec.json.Decoder(ErrorObject)
 NULL = Raw(b"null")
 # JSON-RPC 2.0: params is a structured value; `null` is tolerated because
 # several editors send it for parameterless requests such as shutdown.
-_PARAMS_STARTS = (b"{", b"[", b"null")
+_PARAMS_HEADS = (ord("{"), ord("["))
+_OBJECT = ord("{")
 
 
 def decode(body: bytes) -> Envelope:
@@ -153,34 +154,30 @@ def decode(body: bytes) -> Envelope:
         raise ParseError(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise ParseError("JSON nested too deeply") from None
-    _check_shape(env)
-    return env
-
-
-def _check_shape(env: Envelope) -> None:
-    """Reject what msgspec's types let through but JSON-RPC 2.0 forbids."""
-    request_id = env.id if env.method is not UNSET and isinstance(env.id, int | str) else None
+    # What msgspec's types let through but JSON-RPC 2.0 forbids; the checks are
+    # written out here rather than in a helper because every message passes them.
+    # A payload's first byte is read through a memoryview, without copying the
+    # rest (msgspec strips whitespace; a raw value is never empty).
     if env.jsonrpc != "2.0":
+        request_id = env.id if env.method is not UNSET and isinstance(env.id, int | str) else None
         raise InvalidRequest(f'jsonrpc must be "2.0", not {env.jsonrpc[:20]!r}', request_id)
     if env.method is UNSET:
         if env.id is UNSET:
             raise InvalidRequest("message has neither method nor id")
-        if env.result is UNSET and env.error is UNSET:
-            raise InvalidRequest("response has neither result nor error")
-        if env.result is not UNSET and env.error is not UNSET:
+        if env.result is UNSET:
+            if env.error is UNSET:
+                raise InvalidRequest("response has neither result nor error")
+        elif env.error is not UNSET:
             raise InvalidRequest("response has both result and error")
-        if env.error is not UNSET and not _head(env.error).startswith(b"{"):
+        if env.error is not UNSET and memoryview(env.error)[0] != _OBJECT:
             raise InvalidRequest("response error must be an object")
-        return
+        return env
     if env.id is None:
         raise InvalidRequest("request id must not be null")
-    if env.params is not UNSET and not _head(env.params).startswith(_PARAMS_STARTS):
-        raise InvalidRequest("params must be an object or an array", request_id)
-
-
-def _head(raw: Raw) -> bytes:
-    """The first bytes of a raw payload, without copying the rest (msgspec strips whitespace)."""
-    return memoryview(raw)[:4].tobytes()
+    params = env.params
+    if params is not UNSET and memoryview(params)[0] not in _PARAMS_HEADS and bytes(params)[:4] != b"null":
+        raise InvalidRequest("params must be an object or an array", env.id if isinstance(env.id, int | str) else None)
+    return env
 
 
 def _probe_id(body: bytes) -> Id | None:

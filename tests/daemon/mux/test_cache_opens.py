@@ -81,7 +81,7 @@ async def test_an_identical_question_of_the_daemons_own_in_flight_is_asked_once(
 ) -> None:
     clangd = _instance(tmp_path, "clangd")
     clangd.warmup.busy = lambda: False  # type: ignore[method-assign]  # warm: answers are cached
-    clangd._ready.set()
+    clangd.mark_ready()
     clangd.link = cast(Any, object())
     sent: list[dict[str, Any]] = []
 
