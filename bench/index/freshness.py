@@ -2,6 +2,7 @@
 
     python -m bench.index.freshness --corpus rich --trials 20
     python -m bench.index.freshness --corpus requests --trials 5    # a quick look
+    python -m bench.index.freshness --corpus rich --baseline 9e17e4e    # the same, lensmux as of a commit
 
 A real daemon (bench/daemon_launch.py) indexes a fresh copy of the corpus with
 `lensmux index --wait`. Then, for each route, `--trials` times: a new function
@@ -44,6 +45,7 @@ from bench.daemon_launch import BenchDaemonError, config_text, index_with_cli, s
 from bench.daemon_launch import bench_daemon as launch_daemon
 from bench.fetch_corpus import CorpusError
 from bench.index.corpus import CORPORA, fresh_copy
+from bench.index.throughput import BaselineRefUnknown, baseline_tree
 from bench.report import machine_lines
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
 from bench.search.daemon_search import warm_up
@@ -225,13 +227,18 @@ def summarize(trials: list[dict[str, Any]]) -> dict[str, Any]:
     hits = sorted(t["hit_search_ms"] for t in trials if t["found_s"] is not None)
     return {
         "n": len(found),
-        "p50_s": round(percentile(found, 50), 3),
-        "p95_s": round(percentile(found, 95), 3),
-        "max_s": round(found[-1], 3),
+        "p50_s": _finite(percentile(found, 50)),
+        "p95_s": _finite(percentile(found, 95)),
+        "max_s": _finite(found[-1]),
         "over_goal": sum(1 for f in found if f > GOAL_S),
         "never_found": sum(1 for t in trials if t["found_s"] is None),
         "hit_search_ms_p50": round(percentile(hits, 50), 1) if hits else None,
     }
+
+
+def _finite(seconds: float) -> float | None:
+    """None where a never-found trial decides the figure."""
+    return round(seconds, 3) if math.isfinite(seconds) else None
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -242,7 +249,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     files = target_files(root, args.files)
     result["corpus"] = {"name": args.corpus, "sdist": sdist.description, "files": [f.name for f in files]}
     work = args.out / "freshness" / args.corpus
-    with launch_daemon(work / "daemon", config_text(), log_level=args.daemon_log, stop_timeout=120) as daemon:
+    env = None
+    if args.baseline:
+        # As in throughput.py: the daemon runs lensmux as of that commit.
+        tree = baseline_tree(args.baseline)
+        result["baseline"] = {"ref": args.baseline, "tree": str(tree)}
+        env = {"PYTHONPATH": str(tree)}
+    config = config_text()
+    with launch_daemon(work / "daemon", config, log_level=args.daemon_log, extra_env=env, stop_timeout=120) as daemon:
         summary, wall = index_with_cli(daemon, root, timeout=3600)
         result["index"] = {"files": summary["files"], "chunks": summary["chunks"], "wall_s": round(wall, 1)}
         warm_up(daemon, root)
@@ -250,15 +264,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for route in routes:
         route["summary"] = summarize(route["trials"])
     result["routes"] = routes
-    result["settings"] = {"trials": args.trials, "poll_ms": args.poll_ms, "settle_s": args.settle, "seed": args.seed}
+    result["settings"] = {
+        "trials": args.trials,
+        "poll_ms": args.poll_ms,
+        "settle_s": args.settle,
+        "timeout_s": args.timeout,
+        "seed": args.seed,
+    }
     return finish(result, started)
 
 
 def render(result: dict[str, Any]) -> str:
     """The Markdown table of a run."""
     index = result["corpus"], result["index"]
+    code = f"lensmux as of {result['baseline']['ref']}; " if "baseline" in result else ""
     lines = [
-        f"corpus: {index[0]['sdist']} ({index[1]['files']} files, {index[1]['chunks']} chunks), "
+        f"{code}corpus: {index[0]['sdist']} ({index[1]['files']} files, {index[1]['chunks']} chunks), "
         f"edited files: {', '.join(index[0]['files'])}",
         *machine_lines(result),
         "",
@@ -268,8 +289,10 @@ def render(result: dict[str, Any]) -> str:
     for route in result["routes"]:
         s = route["summary"]
         load = f"{route['load_avg_before'][0]} / {route['load_avg_after'][0]}"
+        never = f"over {result['settings']['timeout_s']:g} s"
         lines.append(
-            f"| {route['route']} | {s['n']} | {s['p50_s']} | {s['p95_s']} | {s['max_s']} | {s['over_goal']} | "
+            f"| {route['route']} | {s['n']} | {s['p50_s'] or never} | {s['p95_s'] or never} | {s['max_s'] or never} | "
+            f"{s['over_goal']} | "
             f"{s['never_found']} | {s['hit_search_ms_p50']} | {load} |"
         )
     return "\n".join(lines)
@@ -291,9 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--daemon-log", default="warning", help="the daemon's log level (debug slows it: not for figures)"
     )
+    parser.add_argument("--baseline", metavar="GIT_REF", help="run lensmux as of this commit instead (before/after)")
     add_common_options(parser, OUT_DIR)
     args = parser.parse_args(argv)
-    return run_and_save(args, f"bench_freshness-{args.corpus}", run, render, (CorpusError, BenchDaemonError))
+    name = f"bench_freshness-{args.corpus}" + (f"-{args.baseline}" if args.baseline else "")
+    return run_and_save(args, name, run, render, (CorpusError, BenchDaemonError, BaselineRefUnknown))
 
 
 if __name__ == "__main__":
