@@ -42,6 +42,9 @@ def fresh_copy(name: str, label: str, out_dir: Path = OUT_DIR) -> tuple[Sdist, P
     root = out_dir / "roots" / label / sdist.tree
     shutil.rmtree(root.parent, ignore_errors=True)
     shutil.copytree(pristine, root)
+    # The copy lives under bench/out/, which the checkout's .gitignore ignores; a .git of
+    # its own makes it a work tree of its own, as a real checkout is, so the index reads it.
+    (root / ".git").mkdir(exist_ok=True)
     return sdist, root
 
 

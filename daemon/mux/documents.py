@@ -123,6 +123,23 @@ class DocumentStore:
         self._docs[uri] = doc
         return [ServerNotice("textDocument/didOpen", self._open_params(doc), disk_epoch)]
 
+    def refresh_internal(self, uri: str, text: str, *, disk_epoch: int | None = None) -> list[ServerNotice]:
+        """Bring a document only the daemon holds up to `text` (the file changed since it was opened).
+
+        A text an editor has open is never changed; `disk_epoch` as in open_internal.
+        """
+        doc = self._docs.get(uri)
+        if doc is None or set(doc.holders) != {INTERNAL_HOLDER}:
+            return []
+        if doc.text == text:
+            if disk_epoch is not None:
+                doc.pristine_epoch = disk_epoch
+            return []
+        doc.text = text
+        doc.version += 1
+        doc.pristine_epoch = disk_epoch
+        return [ServerNotice("textDocument/didChange", self._full_change(doc))]
+
     def change(self, client: int, params: dict[str, Any], encoding: str = UTF16) -> list[ServerNotice]:
         """A client's didChange (ranges in `encoding`), applied here and forwarded with the
         daemon's version and the server's encoding."""

@@ -105,6 +105,7 @@ class InternalClient:
         opened = self._open.setdefault(id(instance), OrderedDict())
         if uri in opened:
             opened.move_to_end(uri)
+            await self._refresh(instance, path, uri, text)
             return uri
         epoch: int | None = None
         if text is None:
@@ -121,6 +122,24 @@ class InternalClient:
             old, _ = opened.popitem(last=False)
             await self._close(instance, old)
         return uri
+
+    async def _refresh(self, instance: Instance, path: Path, uri: str, text: str | None) -> None:
+        """A document the daemon keeps open follows the file (or `text`), unless an editor holds it.
+
+        Without this the server goes on answering about the text as it was when the
+        daemon opened it: a file written since would be indexed with its old symbols.
+        """
+        doc = instance.documents.get(uri)
+        if doc is None or set(doc.holders) != {INTERNAL_HOLDER}:
+            return
+        epoch: int | None = None
+        if text is None:
+            if doc.pristine_epoch is not None and doc.pristine_epoch == instance.cache.disk_epoch:
+                return  # no file event since it was read
+            epoch = instance.cache.disk_epoch
+            text = await anyio.Path(path).read_text(encoding="utf-8", errors="replace")
+        current = text
+        await instance.sync_documents(lambda: instance.documents.refresh_internal(uri, current, disk_epoch=epoch))
 
     async def release(self, instance: Instance, uri: str) -> None:
         """Close a document the daemon opened for one question (indexing): servers

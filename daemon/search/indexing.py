@@ -56,8 +56,10 @@ class LspSymbolSource:
         if instance is None or (instance.stopped and instance.failure is not None):
             return None
         uri = await self._internal.ensure_open(instance, path, text)
+        started = time.perf_counter()
         try:
             result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+            log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
         except InstanceError as exc:
             raise IndexServiceError(str(exc)) from exc
         finally:
@@ -259,14 +261,20 @@ class IndexService:
 
     async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None) -> None:
         """Re-index one file from the disk, or from an editor's text of it when given."""
+        started = time.perf_counter()
         try:
             if text is None:
-                await entry.indexer.reindex_file(path)
+                changed = await entry.indexer.reindex_file(path)
             else:
-                await entry.indexer.reindex_text(path, text)
+                changed = await entry.indexer.reindex_text(path, text)
         except (IndexStoreError, OSError) as exc:
             log.warning("re-indexing %s failed: %s", path, exc)
-        self._note_changed()
+            return
+        source = "disk" if text is None else "editor"
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        log.debug("re-indexed %s from the %s in %.0f ms (changed: %s)", path, source, elapsed_ms, changed)
+        if changed:
+            self._note_changed()
 
     def summary(self, entry: RootIndex) -> dict[str, Any]:
         """What `lensmux index --wait` prints and `status` shows for one root."""

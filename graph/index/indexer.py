@@ -14,7 +14,8 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -80,6 +81,7 @@ class Indexer:
         # Serialises every mutation of the database and the vectors (and saves).
         self._write_lock = anyio.Lock()
         self._run_lock = anyio.Lock()
+        self._file_locks: dict[str, anyio.Lock] = {}
         self._changed = anyio.Event()
 
     # -- lifecycle ------------------------------------------------------------------
@@ -284,6 +286,10 @@ class Indexer:
         rel = self.store.relative(path)
         if rel is None:
             return False
+        async with self._updating(rel):
+            return await self._reindex_file(rel)
+
+    async def _reindex_file(self, rel: str) -> bool:
         language = language_for(rel)
         for _ in range(3):
             walked = None
@@ -308,21 +314,39 @@ class Indexer:
         if rel is None or language is None or self.rules.is_ignored(rel) or data_size > self.config.max_file_bytes:
             return False
         walked = WalkedFile(rel, language, data_size, BUFFER_MTIME_NS)
-        outcome = await prepare_text(
-            self.root,
-            walked,
-            text,
-            await self._known(rel),
-            symbols=self.symbols,
-            embedder=self.embedder,
-            config=self.config,
-            keep_generated=self.rules.reincluded(rel),
-        )
-        if isinstance(outcome, Unchanged):
-            return False
-        await self._batch_writer.commit([outcome])
+        async with self._updating(rel):
+            outcome = await prepare_text(
+                self.root,
+                walked,
+                text,
+                await self._known(rel),
+                symbols=self.symbols,
+                embedder=self.embedder,
+                config=self.config,
+                keep_generated=self.rules.reincluded(rel),
+            )
+            if isinstance(outcome, Unchanged):
+                return False
+            await self._batch_writer.commit([outcome])
         self._changed.set()
         return isinstance(outcome, Prepared)
+
+    @asynccontextmanager
+    async def _updating(self, rel: str) -> AsyncIterator[None]:
+        """One single-file update of `rel` at a time.
+
+        A save reaches the index as an edit, a didSave and a file event at once; run
+        together, each re-read the file and the server, and each commit dropped the
+        vectors the next one meant to reuse, so it embedded the whole file again. In
+        turn, the later ones find the text already indexed.
+        """
+        lock = self._file_locks.setdefault(rel, anyio.Lock())
+        try:
+            async with lock:
+                yield
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._file_locks.pop(rel, None)
 
     async def _known(self, rel: str) -> FileStamp | None:
         record = await anyio.to_thread.run_sync(self.store.file, rel)

@@ -73,24 +73,27 @@ def test_elapsed_time_stops_when_indexing_ends(daemon: DaemonProc, py_project: P
     assert daemon.status()["index"]["roots"][0]["elapsed_s"] == reported
 
 
+NEW_FUNCTION = (
+    "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n"
+    '    """Reconcile ledger entries against the bank statement."""\n'
+    "    return sum(entries)\n"
+)
+
+
+def _names_found(daemon: DaemonProc, root: Path, query: str) -> list[str]:
+    response = daemon.call("lensmux/hybridSearch", {"query": query, "root": str(root), "top_k": 5}, timeout=120)
+    return [s["name"] for s in response["ranked_symbols"]]
+
+
 @pytest.mark.anyio
 async def test_an_unsaved_edit_becomes_searchable(daemon: DaemonProc, py_project: Path) -> None:
     assert _index(daemon, py_project, "--wait").returncode == 0
     path = py_project / "demo" / "util.py"
     on_disk = path.read_text()
-    edited = on_disk + (
-        "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n"
-        '    """Reconcile ledger entries against the bank statement."""\n'
-        "    return sum(entries)\n"
-    )
+    edited = on_disk + NEW_FUNCTION
 
     def found() -> list[str]:
-        response = daemon.call(
-            "lensmux/hybridSearch",
-            {"query": "reconcile ledger entries against the bank statement", "root": str(py_project), "top_k": 5},
-            timeout=120,
-        )
-        return [s["name"] for s in response["ranked_symbols"]]
+        return _names_found(daemon, py_project, "reconcile ledger entries against the bank statement")
 
     assert "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found)
     async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
@@ -101,6 +104,17 @@ async def test_an_unsaved_edit_becomes_searchable(daemon: DaemonProc, py_project
             while "reconcile_ledger_entries" not in await anyio.to_thread.run_sync(found):
                 await anyio.sleep(0.1)
         assert path.read_text() == on_disk, "the text came from the editor's buffer, not the disk"
+
+
+def test_a_file_a_search_keeps_open_is_reindexed_with_its_new_symbols(daemon: DaemonProc, py_project: Path) -> None:
+    assert _index(daemon, py_project, "--wait").returncode == 0
+    # Expanding the answer asks pyright about util.py, which the daemon then keeps open there.
+    assert "scale" in _names_found(daemon, py_project, "scale a value by a factor with repeated addition")
+    assert any(i["open_documents"] for i in daemon.instances("pyright")), "the search left no document open"
+    path = py_project / "demo" / "util.py"
+    path.write_text(path.read_text() + NEW_FUNCTION)  # no editor: only the watcher sees it
+    query = "reconcile ledger entries against the bank statement"
+    wait_until(lambda: "reconcile_ledger_entries" in _names_found(daemon, py_project, query), timeout=60, what="symbol")
 
 
 def test_bad_roots_get_a_clear_error(daemon: DaemonProc, tmp_path: Path) -> None:

@@ -70,3 +70,24 @@ def test_newcomer_with_the_disk_text_keeps_the_unsaved_edits_open() -> None:
     assert store.open(2, {"textDocument": item}, disk_text="disk text") == []
     doc = store.get(URI)
     assert doc is not None and doc.text == "edited but not saved" and set(doc.holders) == {1, 2}
+
+
+def test_a_document_only_the_daemon_holds_follows_the_file() -> None:
+    store = DocumentStore()
+    store.open_internal(URI, "c", "old", disk_epoch=3)
+    notices = store.refresh_internal(URI, "new")
+    assert [n.method for n in notices] == ["textDocument/didChange"]
+    assert notices[0].params == {"textDocument": {"uri": URI, "version": 2}, "contentChanges": [{"text": "new"}]}
+    doc = store.get(URI)
+    assert doc is not None and doc.text == "new" and doc.pristine_epoch is None
+    assert store.refresh_internal(URI, "new", disk_epoch=4) == []
+    assert doc.pristine_epoch == 4, "the same text read from disk is the file as saved again"
+
+
+def test_refreshing_never_changes_a_text_an_editor_holds() -> None:
+    store = DocumentStore()
+    _open(store, 1, "typed by the user")
+    store.open_internal(URI, "c", "disk text")
+    assert store.refresh_internal(URI, "disk text") == []
+    doc = store.get(URI)
+    assert doc is not None and doc.text == "typed by the user"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
@@ -191,3 +192,25 @@ async def test_flat_symbol_information_source(tmp_path: Path) -> None:
         assert method.kind == "method" and method.container == "Worker1"
         enclosing = ix.store.enclosing_symbol("pkg/mod1.py", method.range.start_line + 1)
         assert enclosing is not None and enclosing.id == method.id
+
+
+async def test_a_save_seen_three_ways_at_once_embeds_the_new_function_once(tmp_path: Path) -> None:
+    _tree(tmp_path / "repo")
+    embedder = FakeEmbedder()
+    async with Indexer(tmp_path / "repo", tmp_path / "state", embedder, FakeSymbolSource()) as ix:
+        await ix.index_all()
+        before = len(embedder.texts)
+        path = tmp_path / "repo/pkg/mod5.py"
+        saved = path.read_text() + "\n\ndef quantum_flux(x: int) -> int:\n    return x - 5\n"
+        path.write_text(saved)
+        # The editor's change, its didSave and the watcher's event arrive together.
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(ix.reindex_text, path, saved)
+            tg.start_soon(ix.reindex_file, path)
+            tg.start_soon(ix.reindex_file, path)
+        new_texts = embedder.texts[before:]
+        # The function and the module outline that now names it, once each.
+        assert new_texts and all("quantum_flux" in t for t in new_texts), "the rest of the file keeps its vectors"
+        assert len(set(new_texts)) == len(new_texts), "nothing is embedded twice"
+        assert _paths(ix, "quantum_flux") == {"pkg/mod5.py"}
+        assert ix.status().vectors == ix.status().chunks
