@@ -76,7 +76,9 @@ async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
                 assert done.returncode == 0, done.stderr
                 for _ in range(16):
                     await anyio.sleep(0.5)
-                    learned_while_typing.append(_graph(daemon).get("learned", 0))
+                    # In a thread, so that the typing goes on while the daemon answers.
+                    graph = await anyio.to_thread.run_sync(_graph, daemon)
+                    learned_while_typing.append(graph.get("learned", 0))
                 typing.set()
         # The editor has left: the daemon is quiet now and learns the whole graph.
         await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
