@@ -61,7 +61,9 @@ def test_concurrent_autostarts_end_with_one_daemon_and_stop_leaves_none(tmp_path
         assert [p.returncode for p in starters] == [0] * 4, outputs
         pids = {line.split("pid ")[1].split(")")[0] for line in outputs}
         assert len(pids) == 1, outputs
-        assert daemons_in(runtime_dir) == [int(pids.pop())]
+        # A daemon an editor's bridge started may still be finding the lock taken: it exits on its own.
+        winner = [int(pids.pop())]
+        wait_until(lambda: daemons_in(runtime_dir) == winner, timeout=30, what="the daemons that lost to exit")
         # A further `serve` while one runs leaves nothing behind either.
         again = subprocess.run([LENSMUX, "serve", *common], env=env, capture_output=True, text=True, timeout=60)
         assert again.returncode == 0, again.stderr
