@@ -76,7 +76,6 @@ class Instance:
         self.restarts = 0
         self.last_exit: ExitRecord | None = None
         self.requests_served = 0
-        self.client_active_at = 0.0
         self.created = time.time()
         self.idle_since: float | None = time.monotonic()
         self.failure: str | None = None
@@ -160,13 +159,14 @@ class Instance:
             self.idle_since = time.monotonic()
 
     def touch(self, client: ClientSession) -> None:
-        """Remember the most recently active client for unrouted server requests, and when."""
+        """Remember the most recently active client for unrouted server requests."""
         self._last_client = client
-        self.client_active_at = time.monotonic()
 
     def quiet_for(self, seconds: float) -> bool:
         """No client message for `seconds` and none of their requests in flight."""
-        return time.monotonic() - self.client_active_at >= seconds and not self.pending.clients_waiting()
+        # Each session stamps its reads already (ClientSession.last_active): nothing added per message.
+        last = max((c.last_active for c in self.clients.values()), default=0.0)
+        return time.monotonic() - last >= seconds and not self.pending.clients_waiting()
 
     def last_active_client(self) -> ClientSession | None:
         """The client a server request with no obvious owner goes to."""

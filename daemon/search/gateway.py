@@ -55,14 +55,17 @@ class DaemonGateway:
             return NoServer(f"no language server configured for {language}")
         if find_executable(cfg.command) is None:
             return f"{cfg.name} is not installed ({cfg.command} not found)"
-        key = self._registry.key_for(cfg.name, root)
-        inst = self._registry.find(cfg.name, key.root)
+        inst = self._existing(cfg, root)
         if inst is not None:
             if inst.failure is not None:
                 return f"{inst.name}: {inst.failure}"
             if not inst.breaker.ready_for_restart() or inst.breaker.state.value == "open":
                 return inst.breaker.rejection()
         return None
+
+    def _existing(self, cfg: ServerConfig, root: Path) -> Instance | None:
+        """The running instance of cfg's server for root, without starting one."""
+        return self._registry.find(cfg.name, self._registry.key_for(cfg.name, root).root)
 
     def _instance(self, root: Path, language: str) -> Instance:
         cfg = self._server(language)
@@ -85,7 +88,7 @@ class DaemonGateway:
         cfg = self._server(language)
         if cfg is None:
             return False
-        inst = self._registry.find(cfg.name, self._registry.key_for(cfg.name, root).root)
+        inst = self._existing(cfg, root)
         return inst is not None and inst.ready and not inst.warmup.busy()
 
     def quiet(self, seconds: float) -> bool:
