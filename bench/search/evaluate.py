@@ -34,7 +34,7 @@ from typing import Any
 from bench import CHECKOUT
 from bench.daemon_launch import BenchDaemonError
 from bench.runner import arg_parser
-from bench.search.corpus import OUT_DIR, CorpusError, Prepared, load_or_prepare, summary
+from bench.search.corpus import OUT_DIR, PROJECTS, CorpusError, Prepared, load_or_prepare, summary
 from bench.search.daemon_search import (
     SearchRecord,
     config_text,
@@ -261,7 +261,7 @@ def markdown(result: Mapping[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Evaluate the named projects."""
     parser = arg_parser(__doc__)
-    parser.add_argument("projects", nargs="+", help="flask, requests, rich, tornado")
+    parser.add_argument("projects", nargs="+", help=f"any of {sorted(PROJECTS)}")
     parser.add_argument("--search-config", default="", help="JSON of a [daemon.search] table (default: none)")
     parser.add_argument("--label", default="", help="suffix of the output file names")
     parser.add_argument("--max-queries", type=int, help="a quick look: this many queries, evenly spaced (default all)")
