@@ -227,8 +227,9 @@ def markdown(result: Mapping[str, Any]) -> str:
     """The quality table and latency lines of one project."""
     p = result["project"]
     lines = [
-        f"**{p['project']} {p['version']}** ({p['py_files']} .py files, {p['py_lines']:,} lines; "
-        f"{p['items']} distinct queries from {p['queries']} docstrings)",
+        f"**{p['project']} {p['version']}** ({p['py_files']} .py files, {p['py_lines']:,} lines"
+        + (f"; {p['c_files']} C files, {p['c_lines']:,} lines, the queries from the C" if p.get("c_files") else "")
+        + f"; {p['items']} distinct queries from {p['queries']} docstrings)",
         "",
         "| strategy | MRR@10 | hit@1 | hit@10 |",
         "| --- | ---: | ---: | ---: |",
@@ -237,7 +238,7 @@ def markdown(result: Mapping[str, Any]) -> str:
         "keyword": "keyword only (BM25)",
         "vector": "vector only (MiniLM, hnswlib)",
         "stage1": "stage 1: fused seeds, no expansion",
-        "full": "full pipeline (live pyright expansion)",
+        "full": "full pipeline (live expansion)",
     }
     for key in STRATEGIES:
         q = result["quality"][key]
