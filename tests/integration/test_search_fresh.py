@@ -9,11 +9,20 @@ import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient
-from test_indexing import NEW_FUNCTION, _index
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
 
 QUERY = "reconcile ledger entries against the bank statement"
+NEW_FUNCTION = (
+    "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n"
+    '    """Reconcile ledger entries against the bank statement."""\n'
+    "    return sum(entries)\n"
+)
+
+
+def _index(daemon: DaemonProc, root: Path) -> None:
+    done = daemon.run_cli("index", str(root), "--wait", "--json", timeout=600)
+    assert done.returncode == 0, done.stderr
 
 
 def _search(daemon: DaemonProc, root: Path) -> dict[str, Any]:
@@ -43,7 +52,7 @@ async def _edited(editor: LspClient, root: Path, *, save: bool) -> Path:
 
 @pytest.mark.parametrize("save", [False, True], ids=["unsaved-edit", "save"])
 async def test_the_first_search_after_a_change_finds_it(daemon: DaemonProc, py_project: Path, save: bool) -> None:
-    assert _index(daemon, py_project, "--wait").returncode == 0
+    _index(daemon, py_project)
     assert "reconcile_ledger_entries" not in _names(_search(daemon, py_project))
     async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
         await editor.initialize(py_project)
@@ -57,7 +66,7 @@ async def test_the_first_search_after_a_change_finds_it(daemon: DaemonProc, py_p
 async def test_a_change_not_indexed_within_the_bound_is_named(tmp_path: Path, py_project: Path) -> None:
     config = "[daemon.search]\nfresh_wait = 0.001\nlearn_graph = false\n"
     with running_daemon(tmp_path / "d", config) as daemon:
-        assert _index(daemon, py_project, "--wait").returncode == 0
+        _index(daemon, py_project)
         async with LspClient.over_process(daemon.client_argv("pyright")) as editor:
             await editor.initialize(py_project)
             await _edited(editor, py_project, save=False)
