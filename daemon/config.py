@@ -121,6 +121,9 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     # for `learn_quiet` seconds (daemon/search/graph_learning.py).
     learn_graph: bool | UnsetType = UNSET
     learn_quiet: Seconds | UnsetType = UNSET
+    # A search first waits this long at most for the edits, saves and file events the
+    # daemon already knows of to reach the index (it reads the writes it follows).
+    fresh_wait: Seconds | UnsetType = UNSET
     clustering_resolution: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] | UnsetType = UNSET
     fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
     weights: RankingWeightsConfig = msgspec.field(default_factory=RankingWeightsConfig)

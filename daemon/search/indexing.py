@@ -101,7 +101,11 @@ class IndexService:
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
         self._edits: dict[Path, TextSource] = {}
+        # The update tickets (graph/index/updates.py) the pending edits hold, per root.
+        self._edit_tickets: dict[Path, list[tuple[RootIndex, int]]] = {}
         self._edited = anyio.Event()
+        # A search waits for the pending edits: index them now, not after the pause.
+        self._hurry = False
         self._changed = anyio.Event()
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -233,34 +237,52 @@ class IndexService:
         if path is None or self._tg is None:
             return
         for entry in self._containing(path):
-            self._tg.start_soon(self._reindex, entry, path)
+            ticket = entry.indexer.updates.begin(_relative(entry, path))
+            self._tg.start_soon(self._reindex, entry, path, None, ticket)
 
     def on_changed(self, uri: str, text: TextSource) -> None:
         """A client edited a document: index the daemon's text of it (maybe unsaved) soon."""
         path = uri_to_path(uri)
-        if path is not None and self._containing(path):
-            self._edits[path] = text
+        entries = self._containing(path) if path is not None else []
+        if path is None or not entries:
+            return
+        if path not in self._edits:
+            self._edit_tickets[path] = [(e, e.indexer.updates.begin(_relative(e, path))) for e in entries]
+        self._edits[path] = text
+        self._edited.set()
+
+    async def settle(self, entry: RootIndex, timeout: float) -> list[str]:
+        """Wait up to `timeout` s for the root's edits, saves and file events known so far; files still pending."""
+        if any(path.is_relative_to(entry.root) for path in self._edits):
+            self._hurry = True
             self._edited.set()
+        return await entry.indexer.updates.wait_begun_before(timeout)
 
     async def _edits_task(self) -> None:
         """Index edited documents in bursts: after a pause in the edits, or EDIT_MAX_DELAY_S at most."""
         while True:
             await self._edited.wait()
             deadline = anyio.current_time() + EDIT_MAX_DELAY_S
-            while True:
+            while not self._hurry:
                 self._edited = anyio.Event()
                 with anyio.move_on_after(min(EDIT_QUIET_S, deadline - anyio.current_time())) as quiet:
                     await self._edited.wait()
                 if quiet.cancelled_caught or anyio.current_time() >= deadline:
                     break
+            self._hurry, self._edited = False, anyio.Event()
             edits, self._edits = self._edits, {}
+            tickets, self._edit_tickets = self._edit_tickets, {}
             for path, text in sorted(edits.items()):
                 current = text()
-                for entry in self._containing(path):
-                    await self._reindex(entry, path, current)
+                try:
+                    for entry in self._containing(path):
+                        await self._reindex(entry, path, current)
+                finally:
+                    for entry, ticket in tickets.pop(path, []):
+                        entry.indexer.updates.end(ticket)
 
-    async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None) -> None:
-        """Re-index one file from the disk, or from an editor's text of it when given."""
+    async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None, ticket: int | None = None) -> None:
+        """Re-index one file from the disk, or from an editor's text of it when given; then end `ticket`."""
         started = time.perf_counter()
         try:
             if text is None:
@@ -270,6 +292,9 @@ class IndexService:
         except (IndexStoreError, OSError) as exc:
             log.warning("re-indexing %s failed: %s", path, exc)
             return
+        finally:
+            if ticket is not None:
+                entry.indexer.updates.end(ticket)
         source = "disk" if text is None else "editor"
         elapsed_ms = (time.perf_counter() - started) * 1000
         log.debug("re-indexed %s from the %s in %.0f ms (changed: %s)", path, source, elapsed_ms, changed)
@@ -307,6 +332,11 @@ class IndexService:
                     await entry.indexer.aclose()
                 except (IndexStoreError, OSError) as exc:
                     log.error("closing the index of %s: %s", entry.root, exc)
+
+
+def _relative(entry: RootIndex, path: Path) -> str:
+    """`path` as the root's index names it (for the files a search still waits for)."""
+    return path.relative_to(entry.root).as_posix()
 
 
 def _graph_status(entry: RootIndex) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from typing import Any
 
 import anyio.to_thread
@@ -35,7 +36,8 @@ log = logging.getLogger(__name__)
 FORMATS = ("markdown", "xml", "plain")
 # `[daemon.search]` keys whose engine field has a unit suffix.
 _ENGINE_NAMES = {"request_timeout": "request_timeout_s", "expansion_budget": "expansion_budget_s",
-                 "anchor_timeout": "anchor_timeout_s", "learn_quiet": "learn_quiet_s"}  # fmt: skip
+                 "anchor_timeout": "anchor_timeout_s", "learn_quiet": "learn_quiet_s",
+                 "fresh_wait": "fresh_wait_s"}  # fmt: skip
 
 
 def _given(table: msgspec.Struct) -> dict[str, Any]:
@@ -85,6 +87,12 @@ def _context_options(params: dict[str, Any]) -> tuple[str, int] | None:
     return fmt, budget
 
 
+def _unsettled_warning(files: list[str], waited: float) -> str:
+    """The warning of a search that answered before recent changes were indexed."""
+    named = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    return f"changes to {named} were still being indexed after {waited:g} s; results may not include them"
+
+
 class SearchService:
     """Resolves the root, runs the engine, optionally assembles context."""
 
@@ -129,12 +137,18 @@ class SearchService:
             embedder = None
         self.active += 1
         try:
+            waited = time.perf_counter()
+            unsettled = await self._indexes.settle(entry, self.config.fresh_wait_s)
+            waited = time.perf_counter() - waited
             response = await self._engine.search(request, entry.indexer, indexing_in_progress=entry.running)
         except SearchError as exc:
             raise _control_error(exc) from None
         finally:
             self.active -= 1
         out: dict[str, Any] = msgspec.to_builtins(response)
+        out["timing"]["fresh"] = round(waited * 1000, 2)
+        if unsettled:
+            out["warnings"].insert(0, _unsettled_warning(unsettled, self.config.fresh_wait_s))
         if context is not None:
             fmt, budget = context
             count = embedder.count_tokens if embedder is not None else (lambda text: max(1, len(text) // 4))

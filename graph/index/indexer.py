@@ -43,6 +43,7 @@ from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp
 from lensmux.graph.index.store import Store
+from lensmux.graph.index.updates import UpdateTickets
 from lensmux.graph.index.vectors import VectorIndex
 from lensmux.graph.index.walk import IgnoreRules, WalkedFile, walk_files
 from lensmux.graph.index.watch import run_watch
@@ -83,6 +84,8 @@ class Indexer:
         self._run_lock = anyio.Lock()
         self._file_locks: dict[str, anyio.Lock] = {}
         self._changed = anyio.Event()
+        # Edits, saves and file events from when the daemon learns of them to their commit.
+        self.updates = UpdateTickets()
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -286,8 +289,9 @@ class Indexer:
         rel = self.store.relative(path)
         if rel is None:
             return False
-        async with self._updating(rel):
-            return await self._reindex_file(rel)
+        with self.updates.running(rel):
+            async with self._updating(rel):
+                return await self._reindex_file(rel)
 
     async def _reindex_file(self, rel: str) -> bool:
         language = language_for(rel)
@@ -314,20 +318,25 @@ class Indexer:
         if rel is None or language is None or self.rules.is_ignored(rel) or data_size > self.config.max_file_bytes:
             return False
         walked = WalkedFile(rel, language, data_size, BUFFER_MTIME_NS)
-        async with self._updating(rel):
-            outcome = await prepare_text(
-                self.root,
-                walked,
-                text,
-                await self._known(rel),
-                symbols=self.symbols,
-                embedder=self.embedder,
-                config=self.config,
-                keep_generated=self.rules.reincluded(rel),
-            )
-            if isinstance(outcome, Unchanged):
-                return False
-            await self._batch_writer.commit([outcome])
+        with self.updates.running(rel):
+            async with self._updating(rel):
+                return await self._reindex_text(walked, text)
+
+    async def _reindex_text(self, walked: WalkedFile, text: str) -> bool:
+        rel = walked.rel
+        outcome = await prepare_text(
+            self.root,
+            walked,
+            text,
+            await self._known(rel),
+            symbols=self.symbols,
+            embedder=self.embedder,
+            config=self.config,
+            keep_generated=self.rules.reincluded(rel),
+        )
+        if isinstance(outcome, Unchanged):
+            return False
+        await self._batch_writer.commit([outcome])
         self._changed.set()
         return isinstance(outcome, Prepared)
 

@@ -52,24 +52,37 @@ async def apply_changes(indexer: Indexer, changes: Iterable[tuple[watchfiles.Cha
         indexer.rules.invalidate()
         await indexer.index_all()
         return
-    for change, path in ordered:
-        try:
-            kind = await anyio.to_thread.run_sync(_path_kind, path)
-            if change == watchfiles.Change.deleted or kind == "missing":
-                await indexer.remove_file(path)
-            elif kind == "dir":
-                rel = indexer.store.relative(path)
-                if rel is None:
-                    continue
-                found = await anyio.to_thread.run_sync(walk_files, indexer.rules, indexer.config.max_file_bytes, rel)
-                for walked in found:
-                    await indexer.reindex_file(walked.rel)
-            else:
-                await indexer.reindex_file(path)
-        except IndexStoreError as exc:
-            # One bad update must not end the watcher; status shows the error.
-            log.error("updating the index for %s failed: %s", path, exc)
-            indexer.progress.note_error(f"{path}: {exc}")
+    # Every file of the batch is an update under way until it is applied (updates.py).
+    tickets = [indexer.updates.begin(indexer.store.relative(path) or path) for _, path in ordered]
+    try:
+        for (change, path), ticket in zip(ordered, tickets, strict=True):
+            try:
+                await _apply_one(indexer, change, path)
+            except IndexStoreError as exc:
+                # One bad update must not end the watcher; status shows the error.
+                log.error("updating the index for %s failed: %s", path, exc)
+                indexer.progress.note_error(f"{path}: {exc}")
+            finally:
+                indexer.updates.end(ticket)
+    finally:
+        for ticket in tickets:
+            indexer.updates.end(ticket)
+
+
+async def _apply_one(indexer: Indexer, change: watchfiles.Change, path: str) -> None:
+    """One file event: re-index, drop, or walk a new directory."""
+    kind = await anyio.to_thread.run_sync(_path_kind, path)
+    if change == watchfiles.Change.deleted or kind == "missing":
+        await indexer.remove_file(path)
+    elif kind == "dir":
+        rel = indexer.store.relative(path)
+        if rel is None:
+            return
+        found = await anyio.to_thread.run_sync(walk_files, indexer.rules, indexer.config.max_file_bytes, rel)
+        for walked in found:
+            await indexer.reindex_file(walked.rel)
+    else:
+        await indexer.reindex_file(path)
 
 
 def _path_kind(path: str) -> str:

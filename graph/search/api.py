@@ -171,13 +171,15 @@ class ClusterResult(msgspec.Struct, frozen=True):
 
 
 class StageTiming(msgspec.Struct, frozen=True):
-    """Wall-clock milliseconds spent in each of the five stages."""
+    """Wall-clock milliseconds spent in each of the five stages, and waiting for fresh changes before them."""
 
     seeds: float
     expansion: float
     graph: float
     clustering: float
     rerank: float
+    # The daemon's wait for changes it knew of to reach the index (`fresh_wait`), not a stage.
+    fresh: float = 0.0
 
 
 class SearchResponse(msgspec.Struct, frozen=True):

@@ -149,6 +149,9 @@ class SearchConfig:
     # the daemon learn ahead once no editor has sent anything for learn_quiet_s.
     learn_graph: bool = True
     learn_quiet_s: float = 5.0
+    # Bound on a search's wait for the index to take in the changes known before it (the
+    # daemon's part; the engine itself never waits).
+    fresh_wait_s: float = 1.0
     clustering_resolution: float = 1.0
     random_state: int = 42
     pagerank_alpha: float = 0.85

@@ -49,7 +49,7 @@ async def test_response_has_the_documented_shape(tmp_path: Path) -> None:
     assert set(body) == {
         "query_id", "execution_time_ms", "timing", "degraded", "warnings", "results", "ranked_symbols", "root",
     }  # fmt: skip
-    assert set(body["timing"]) == {"seeds", "expansion", "graph", "clustering", "rerank"}
+    assert set(body["timing"]) == {"seeds", "expansion", "graph", "clustering", "rerank", "fresh"}
     assert body["root"] == str(ix.root) and body["degraded"] is False and body["warnings"] == []
     symbol = next(s for s in body["ranked_symbols"] if s["name"] == "backoff_send")
     assert set(symbol) == {"id", "name", "kind", "file_path", "range", "score", "raw_code", "reasons"}
