@@ -7,6 +7,7 @@ politely, then the rest; nothing is left running when `run` returns.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
@@ -335,6 +336,8 @@ class Daemon:
             client.reply_error(env.rid, ErrorCode.REQUEST_FAILED, str(exc))
             return
         attached.append(instance)
+        # From now on a request may be routed as soon as it arrives, in the socket's read callback.
+        client.route_now = functools.partial(routing.route_request_now, instance)
         client.send(ev.response(env.rid, result))
 
     def _hook_instance(self, instance: Instance) -> None:

@@ -31,6 +31,8 @@ _session_ids = itertools.count(1)
 _BATCH_BYTES = 1024 * 1024
 
 Handler = Callable[["ClientSession", Envelope], Awaitable[None]]
+# Routes a request at once if it can (routing.route_request_now); False leaves it to the handler.
+RouteNow = Callable[["ClientSession", Envelope], bool]
 ResponseHook = Callable[[Envelope], Awaitable[None] | None]
 # Called instead of the response hook when the client leaves without answering.
 GoneHook = Callable[[str], Awaitable[None]]
@@ -81,6 +83,9 @@ class ClientSession:
         self._out_ids = itertools.count(1)
         self._awaiting: dict[Id, tuple[ResponseHook | None, GoneHook | None]] = {}
         self.close_reason: str | None = None
+        # Set once the client is attached to an instance: its requests may then be routed
+        # inside the socket's read callback (`_take_now`).
+        self.route_now: RouteNow | None = None
 
     @property
     def supports_progress(self) -> bool:
@@ -170,6 +175,7 @@ class ClientSession:
                 if self._socket is not None:
                     self._loop = asyncio.get_running_loop()
                     self._proto = await open_framed(self._socket, self._limits, self._flush)
+                    self._proto.on_frame = self._take_now
                     self._flush()
                     await self._protocol_reader_task(handler)
                 else:
@@ -212,6 +218,38 @@ class ClientSession:
                 # More arrived while routing: yield first, so a flooding client cannot
                 # starve the others (without it, waiting for the next batch yields).
                 await anyio.lowlevel.checkpoint()
+
+    def _take_now(self, body: bytes) -> bool:
+        """Route a request inside the read callback when the instance takes it at once; True if it did.
+
+        The protocol offers a frame only while the reader waits with nothing queued,
+        so nothing this client sent before it is still queued or being handled.
+        Notifications, responses, anything that does not decode and any request
+        `route_now` declines go to the reader task as before. A request that fails
+        here is answered as `_handle_body` would answer it.
+        """
+        route = self.route_now
+        # `"id"` in the body, or it cannot be a request: a notification (a large didChange) is not decoded twice.
+        if route is None or self._silent or b'"id"' not in body:
+            return False
+        try:
+            env = ev.decode(body)
+        except ev.EnvelopeError:
+            return False
+        if env.method is UNSET or env.id is UNSET:
+            return False
+        try:
+            if not route(self, env):
+                return False
+        except ev.EnvelopeError as exc:
+            log.info("%s: %s rejected: %s", self.name, env.method, exc)
+            self.reply_error(env.rid, exc.code, str(exc))
+        except Exception:
+            log.exception("%s: handling %s failed", self.name, env.method)
+            self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
+        self.requests += 1
+        self.last_active = time.monotonic()
+        return True
 
     async def _handle_body(self, handler: Handler, body: bytes) -> None:
         try:

@@ -27,7 +27,7 @@ from lensmux.daemon.mux import (
 )
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
-from lensmux.daemon.mux.cache import CACHEABLE
+from lensmux.daemon.mux.cache import CACHEABLE, CacheKey
 from lensmux.daemon.mux.client_session import ClientSession
 from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
 from lensmux.daemon.mux.documents import ServerNotice
@@ -87,46 +87,39 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
             _document_saved(instance, env.params)
 
 
+def route_request_now(instance: Instance, client: ClientSession, env: Envelope) -> bool:
+    """Route a client's request inside its socket's read callback, if nothing on its way has to wait.
+
+    True once it is routed (sent to the server, answered or joined), exactly as
+    `from_client` would have; False, with nothing changed, when the server is not
+    ready, the breaker is not closed or the server's pipe does not take a write at
+    once: the session's reader task then routes it the ordinary way. The session
+    offers only requests, and only while nothing of that client is queued or being
+    handled, so nothing of the client's is overtaken.
+    """
+    link = instance.link
+    if (
+        link is None
+        or not instance.ready
+        or instance.breaker.state is not BreakerState.CLOSED
+        or not link.writer.writes_now()
+    ):
+        return False
+    instance.touch(client)
+    method = env.method
+    assert isinstance(method, str) and env.id is not UNSET and env.id is not None
+    route = _route_here(instance, client, env, method)
+    if route is not None:
+        # Nothing awaited since the checks above: still ready, still closed, the pipe still takes it.
+        link.writer.send_now(_register(instance, client, env, method, route)[1])
+    return True
+
+
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     assert env.id is not UNSET and env.id is not None
-    if method == "initialize":
-        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+    route = _route_here(instance, client, env, method)
+    if route is None:
         return
-    if method == "shutdown":
-        # A client's shutdown ends that client only; the server stays for the others.
-        client.shutdown_requested = True
-        client.reply(env.id, None)
-        return
-    if method in diagnostics_pull.PULL_METHODS and not diagnostics.server_answers_pull(instance, client, method):
-        # The server only pushes; pulls are answered from what it pushed.
-        diagnostics_pull.handle(instance, client, env.id, method, ev.decode_value(env.params))
-        return
-    key = None
-    if method in CACHEABLE and instance.cache.enabled and env.params is not UNSET:
-        key = instance.cache.key_for(method, ev.decode_value(env.params))
-    # Asked before any lookup: the end of a warm-up bumps the generation, so
-    # no later request joins a leader sent while the server was still warming.
-    storable = key is not None and instance.caching_allowed(method)
-    if key is not None:
-        hit = instance.cache.get(key)
-        if hit is not None:
-            answer = Raw(hit)
-            if method == SYMBOLS_METHOD and key.uri is not None:
-                answer = flat_symbols(
-                    answer, key.uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
-                )
-            client.send(ev.response(env.id, answer))
-            return
-        leader = instance.inflight.get(key.key)
-        # Join only a request sent since the last relevant edit: an older one
-        # may answer for text that no longer exists.
-        if (
-            leader is not None
-            and leader.generation == instance.cache.generation_for(key)
-            and instance.pending.get(leader.server_id) is leader
-        ):
-            leader.followers.append((client, env.id))
-            return
     breaker = instance.breaker
     # A closed breaker allows without changing state: only ask it when it is not.
     if breaker.state is not BreakerState.CLOSED and not breaker.allow():
@@ -135,6 +128,76 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
         client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
         return
+    entry, body = _register(instance, client, env, method, route)
+    try:
+        await instance.send_to_server(body)
+    except ServerUnavailable as exc:
+        instance.pending.pop(entry.server_id)
+        forget_inflight(instance, entry)
+        instance.note_failure(str(exc))
+        answer_all(entry, ev.error_response(env.id, ErrorCode.REQUEST_FAILED, str(exc)))
+
+
+# What _route_here returns for a request the cache has no part in.
+_UNCACHED: tuple[CacheKey | None, bool] = (None, False)
+
+
+def _route_here(
+    instance: Instance, client: ClientSession, env: Envelope, method: str
+) -> tuple[CacheKey | None, bool] | None:
+    """Answer what the daemon answers itself (lifecycle, pulls, the cache, joins); None if it did.
+
+    Otherwise the request's cache key (or None) and whether its answer may be stored.
+    """
+    assert env.id is not UNSET and env.id is not None
+    if method == "initialize":
+        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+        return None
+    if method == "shutdown":
+        # A client's shutdown ends that client only; the server stays for the others.
+        client.shutdown_requested = True
+        client.reply(env.id, None)
+        return None
+    if method in diagnostics_pull.PULL_METHODS and not diagnostics.server_answers_pull(instance, client, method):
+        # The server only pushes; pulls are answered from what it pushed.
+        diagnostics_pull.handle(instance, client, env.id, method, ev.decode_value(env.params))
+        return None
+    if method not in CACHEABLE or not instance.cache.enabled or env.params is UNSET:
+        return _UNCACHED
+    key = instance.cache.key_for(method, ev.decode_value(env.params))
+    if key is None:
+        return _UNCACHED
+    # Asked before any lookup: the end of a warm-up bumps the generation, so
+    # no later request joins a leader sent while the server was still warming.
+    storable = instance.caching_allowed(method)
+    hit = instance.cache.get(key)
+    if hit is not None:
+        answer = Raw(hit)
+        if method == SYMBOLS_METHOD and key.uri is not None:
+            answer = flat_symbols(
+                answer, key.uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
+            )
+        client.send(ev.response(env.id, answer))
+        return None
+    leader = instance.inflight.get(key.key)
+    # Join only a request sent since the last relevant edit: an older one
+    # may answer for text that no longer exists.
+    if (
+        leader is not None
+        and leader.generation == instance.cache.generation_for(key)
+        and instance.pending.get(leader.server_id) is leader
+    ):
+        leader.followers.append((client, env.id))
+        return None
+    return key, storable
+
+
+def _register(
+    instance: Instance, client: ClientSession, env: Envelope, method: str, route: tuple[CacheKey | None, bool]
+) -> tuple[Pending, bytes]:
+    """Put the request in the pending table (and the in-flight table); its body for the server."""
+    assert env.id is not UNSET and env.id is not None
+    key, storable = route
     entry = instance.pending.add_client(method, client, env.id)
     if method == SYMBOLS_METHOD:
         entry.doc_uri = key.uri if key is not None else _document_uri(env.params)
@@ -149,13 +212,7 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
         params, entry.diagnostics_back = diagnostic_wording.context_to_server(instance, client, params)
     if params is not UNSET and _TOKEN_KEYS.search(params):
         params = _rewrite_tokens(instance, client, entry, params)
-    try:
-        await instance.send_to_server(ev.request(entry.server_id, method, params))
-    except ServerUnavailable as exc:
-        instance.pending.pop(entry.server_id)
-        forget_inflight(instance, entry)
-        instance.note_failure(str(exc))
-        answer_all(entry, ev.error_response(env.id, ErrorCode.REQUEST_FAILED, str(exc)))
+    return entry, ev.request(entry.server_id, method, params)
 
 
 def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, params: Raw) -> Raw:
