@@ -211,7 +211,8 @@ class Indexer:
             retry = await run.run(todo)
         except BaseExceptionGroup as group:
             raise main_error(group) from None
-        log.info("indexed %d files of %s in %s", len(todo), self.root, run.clock.summary())
+        if todo:
+            log.info("indexed %d files of %s in %s", len(todo), self.root, run.clock.summary())
         for w in retry:  # changed while being indexed: once more with the new content
             await self.reindex_file(w.rel)
             self.progress.advance(1, 0)
