@@ -8,6 +8,8 @@ kernels sum a row in a different order when its padding differs, and the index n
 the same text to give bit-identical vectors whatever else is embedded with it.
 One onnxruntime session serves every caller: ``InferenceSession.run`` is thread-safe and
 nothing else here is mutated after construction, so ``embed`` may run in several ``anyio.to_thread`` workers at once.
+Each run uses one thread; a call spreads its runs over ``threads`` threads, and at most
+``threads`` runs execute at once over all callers, so concurrent calls never oversubscribe the cores.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,7 +127,9 @@ class Embedder:
             token_budget = max(DEFAULT_TOKEN_BUDGET, spec.max_tokens)
         elif token_budget < spec.max_tokens:
             raise ValueError(f"token_budget {token_budget} is below one full text ({spec.max_tokens})")
+        # Runs in flight at once, over every caller; each run is one thread (open_session).
         self._threads = threads or available_cores()
+        self._runs = threading.BoundedSemaphore(self._threads)
         self._spec = spec
         self._model_dir = model_dir
         self._token_budget = token_budget
@@ -277,7 +282,7 @@ class Embedder:
 
     def _build(self, model: bytes, tokenizer_json: str) -> _Loaded:
         spec, model_dir = self._spec, self._model_dir
-        session = open_session(model, threads=self._threads, origin=str(model_dir))
+        session = open_session(model, threads=1, origin=str(model_dir))
         return _Loaded(
             session=session,
             io=SessionIO.inspect(session, spec.output, str(model_dir)),
@@ -330,14 +335,28 @@ class Embedder:
         lengths = np.fromiter((len(row) for row in ids), dtype=np.int64, count=len(ids))
         widths = padded_widths(lengths, self._spec.max_tokens)
         order = np.argsort(-widths, kind="stable")
-        parts: list[tuple[npt.NDArray[np.intp], Vectors]] = []
         batches = plan_batches(widths[order].tolist(), self._token_budget)
-        for number, positions in enumerate(batches, 1):
+
+        def run(positions: range, last: bool) -> tuple[npt.NDArray[np.intp], Vectors]:
             rows = order[positions.start : positions.stop]
             batch = loaded.tokenizer.pad([ids[r] for r in rows], int(widths[rows[0]]))
-            output = run_session(loaded.session, loaded.io, batch, last=number == len(batches))
+            with self._runs:
+                output = run_session(loaded.session, loaded.io, batch, last=last)
             vectors = pool(output, batch.attention_mask, self._spec.pooling)
-            parts.append((rows, l2_normalise(vectors) if self._spec.normalize else vectors))
+            return rows, l2_normalise(vectors) if self._spec.normalize else vectors
+
+        # Runs, not operators, are spread over the cores: one-thread runs side by side keep
+        # every core busy, where one run's operators split over the cores left a third of
+        # the time idle between them (docs/benchmarks.md, "Where the indexing pipeline idled").
+        # The last run shrinks the arena, so it goes once the others are done.
+        head = batches[:-1]
+        workers = min(self._threads, len(head))
+        if workers > 1:
+            with ThreadPoolExecutor(workers, thread_name_prefix="lensmux-embed") as executor:
+                parts = list(executor.map(lambda positions: run(positions, False), head))
+        else:
+            parts = [run(positions, False) for positions in head]
+        parts.append(run(batches[-1], True))
         result = np.empty((len(texts), parts[0][1].shape[1]), dtype=np.float32)
         for rows, vectors in parts:
             result[rows] = vectors

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -18,6 +19,32 @@ from lensmux.graph.index.protocols import Embedder
 from lensmux.graph.index.walk import WalkedFile
 
 Vectors = npt.NDArray[numpy.float32]
+
+
+@dataclass(frozen=True, slots=True)
+class Embedded:
+    """Outcomes with the vectors of their new texts, and the old chunk ids whose vectors they reuse."""
+
+    batch: list[Outcome]
+    reuse: dict[str, int]
+    vectors: dict[str, Vectors]
+
+    @property
+    def chunks(self) -> int:
+        """Chunks the batch writes."""
+        return sum(len(o.write.chunks) for o in self.batch if isinstance(o, Prepared))
+
+    @staticmethod
+    def merge(parts: Sequence[Embedded]) -> Embedded:
+        """One transaction's worth of several embedded batches (of distinct files)."""
+        if len(parts) == 1:
+            return parts[0]
+        merged = Embedded([], {}, {})
+        for part in parts:
+            merged.batch.extend(part.batch)
+            merged.reuse.update(part.reuse)
+            merged.vectors.update(part.vectors)
+        return merged
 
 
 class BatchWriter:
@@ -38,20 +65,30 @@ class BatchWriter:
 
     async def commit(self, batch: Sequence[Outcome]) -> list[WalkedFile]:
         """Write a batch; returns the files that changed on disk meanwhile (not written)."""
+        return await self.write(await self.embed_new(batch))
+
+    async def embed_new(self, batch: Sequence[Outcome]) -> Embedded:
+        """Vectors for the batch's texts that no chunk of the same file has already (outside the lock)."""
         files = self.files
         prepared = [o for o in batch if isinstance(o, Prepared)]
         texts = list(dict.fromkeys(c.text for p in prepared for c in p.write.chunks))
         # A chunk whose text is unchanged keeps the vector of its old copy (same file).
         reuse = await anyio.to_thread.run_sync(files.store.chunk_ids_by_text, [p.walked.rel for p in prepared])
         embedded = await self.embed_map([t for t in texts if reuse.get(t) not in files.vectors])
+        return Embedded(list(batch), reuse, embedded)
+
+    async def write(self, embedded: Embedded) -> list[WalkedFile]:
+        """Write what embed_new returned in one transaction; returns the files that changed on disk meanwhile."""
+        files, batch, reuse = self.files, embedded.batch, embedded.reuse
+        texts = list(dict.fromkeys(c.text for o in batch if isinstance(o, Prepared) for c in o.write.chunks))
         async with self.write_lock:
             ok = await anyio.to_thread.run_sync(lambda: [_fresh(self.root, o) for o in batch])
             current = [o for o, fresh in zip(batch, ok, strict=True) if fresh]
             writes = [o.write for o in current if isinstance(o, Prepared)]
             # Read reused vectors now, under the lock: the write below drops their labels.
-            old = files.vectors.vectors(reuse[t] for t in texts if t in reuse and t not in embedded)
+            old = files.vectors.vectors(reuse[t] for t in texts if t in reuse and t not in embedded.vectors)
             vector_of = {t: old[reuse[t]] for t in texts if reuse.get(t) in old}
-            vector_of.update(embedded)
+            vector_of.update(embedded.vectors)
             needed = [c.text for w in writes for c in w.chunks]
             vector_of.update(await self.embed_map([t for t in dict.fromkeys(needed) if t not in vector_of]))
             remove = [o.walked.rel for o in current if isinstance(o, Unreadable)]

@@ -20,6 +20,10 @@ class IndexConfig:
     extra_skipped_dirs: frozenset[str] = frozenset()
     # Texts per embedder call; each call runs in a worker thread.
     embed_batch: int = 256
+    # Embedder calls in flight at once during a full run: with two, one call's tokenising,
+    # pooling and onnxruntime's serial stretches overlap the other's run, and embedding
+    # goes on while a batch is written (docs/benchmarks.md, "Where the indexing pipeline idled").
+    embed_concurrency: int = 2
     # documentSymbol requests (and file reads) in flight at once.
     symbol_concurrency: int = 8
     symbol_timeout_s: float = 30.0

@@ -3,8 +3,9 @@
 Work is split so the event loop stays free: file reads, chunking, SQLite writes and
 hnswlib calls run in worker threads, embedding runs in worker threads in batches of
 `embed_batch`, and documentSymbol requests run `symbol_concurrency` at a time.
-A batch is whatever files are prepared when the previous one is written (capped at
-`commit_files`/`commit_chunks`) and goes into one SQLite transaction; the vector file is saved
+A full run is a pipeline (pipeline.py): files are prepared, embedded (`embed_concurrency`
+calls in flight) and written in stages joined by bounded streams, each stage taking what
+is ready; a transaction holds at most `commit_files`/`commit_chunks`. The vector file is saved
 on a timer during full runs and with a debounce after single-file updates, because
 the database carries the truth and IndexFiles.open reconciles the rest.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -22,14 +23,14 @@ from types import TracebackType
 import anyio
 import anyio.abc
 import anyio.to_thread
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from lensmux.graph.index.commit import BatchWriter
+from lensmux.graph.index.commit import BatchWriter, Embedded
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
 from lensmux.graph.index.languages import language_for
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.persistence import IndexFiles
+from lensmux.graph.index.pipeline import Commit, FullRun
 from lensmux.graph.index.prepare import (
     BUFFER_MTIME_NS,
     Outcome,
@@ -203,40 +204,23 @@ class Indexer:
         gone = [path for path in known if path not in present]
         if gone:
             await self._remove(gone, under=False)
-        send, receive = anyio.create_memory_object_stream[Outcome](self.config.commit_files)
+        run = FullRun(
+            lambda w: self._prepare(w, known.get(w.rel)),
+            self._batch_writer,
+            self.config,
+            self._write_and_report(progress_cb),
+        )
         try:
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(self._prepare_many_task, todo, known, send)
-                try:
-                    retry = await self._commit_all(receive, progress_cb)
-                except BaseException:
-                    # Cancel the producers before the receiving end closes under them.
-                    tg.cancel_scope.cancel()
-                    raise
+            retry = await run.run(todo)
         except BaseExceptionGroup as group:
             raise main_error(group) from None
-        finally:
-            receive.close()
+        if todo:
+            log.info("indexed %d files of %s in %s", len(todo), self.root, run.clock.summary())
         for w in retry:  # changed while being indexed: once more with the new content
             await self.reindex_file(w.rel)
             self.progress.advance(1, 0)
         await self.save_vectors()
         self.progress.finish()
-
-    async def _prepare_many_task(
-        self, todo: Sequence[WalkedFile], known: dict[str, FileStamp], send: MemoryObjectSendStream[Outcome]
-    ) -> None:
-        files = iter(todo)
-
-        async def worker(out: MemoryObjectSendStream[Outcome]) -> None:
-            async with out:
-                for w in files:  # shared iterator: each file goes to exactly one worker
-                    stamp = known.get(w.rel)
-                    await out.send(await self._prepare(w, stamp))
-
-        async with send, anyio.create_task_group() as tg:
-            for _ in range(max(1, self.config.symbol_concurrency)):
-                tg.start_soon(worker, send.clone())
 
     async def _prepare(self, walked: WalkedFile, known: FileStamp | None) -> Outcome:
         return await prepare_file(
@@ -249,37 +233,19 @@ class Indexer:
             keep_generated=self.rules.reincluded(walked.rel),
         )
 
-    async def _commit_all(
-        self, receive: MemoryObjectReceiveStream[Outcome], progress_cb: ProgressCallback | None
-    ) -> list[WalkedFile]:
-        retry: list[WalkedFile] = []
-        async for first in receive:
-            # A batch is what the preparers have ready, up to a transaction's worth; it never
-            # waits to fill. At the start that is one file, so the model starts with the
-            # server's first answer instead of after commit_chunks worth of them; once the
-            # model is the bottleneck, the preparers fill the stream while it works and
-            # batches are full.
-            batch = [first]
-            size = _chunk_count(first)
-            while len(batch) < self.config.commit_files and size < self.config.commit_chunks:
-                try:
-                    outcome = receive.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-                batch.append(outcome)
-                size += _chunk_count(outcome)
-            retry += await self._commit_and_report(batch, progress_cb)
-        return retry
+    def _write_and_report(self, progress_cb: ProgressCallback | None) -> Commit:
+        async def write(embedded: Embedded) -> list[WalkedFile]:
+            retry = await self._batch_writer.write(embedded)
+            batch = embedded.batch
+            chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
+            self.progress.advance(len(batch) - len(retry), chunks)
+            if time.monotonic() - self._last_save >= self.config.save_interval_s:
+                await self.save_vectors()
+            if progress_cb is not None:
+                progress_cb(self.progress.snapshot())
+            return retry
 
-    async def _commit_and_report(self, batch: list[Outcome], progress_cb: ProgressCallback | None) -> list[WalkedFile]:
-        retry = await self._batch_writer.commit(batch)
-        chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
-        self.progress.advance(len(batch) - len(retry), chunks)
-        if time.monotonic() - self._last_save >= self.config.save_interval_s:
-            await self.save_vectors()
-        if progress_cb is not None:
-            progress_cb(self.progress.snapshot())
-        return retry
+        return write
 
     # -- single files -----------------------------------------------------------------
 
@@ -410,10 +376,6 @@ class Indexer:
     async def watch_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Follow file changes under the root until cancelled; includes an autosave_task."""
         await run_watch(self, task_status)
-
-
-def _chunk_count(outcome: Outcome) -> int:
-    return len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
 
 
 def _needs_work(walked: WalkedFile, known: FileStamp | None) -> bool:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from lensmux.graph.embedding.embedder import Embedder, padded_widths, plan_batches
+from lensmux.graph.embedding.store import CachedModel
 
 pytestmark = pytest.mark.slow
 
@@ -50,3 +54,18 @@ def test_batches_hold_one_padded_width_each() -> None:
     ordered = sorted(widths.tolist(), reverse=True)
     for batch in plan_batches(ordered, 2048):
         assert len({ordered[i] for i in batch}) == 1
+
+
+def test_calls_from_many_threads_at_once_get_the_vectors_of_one_call_alone(
+    int8_embedder: Embedder, int8_model: CachedModel, model_cache_root: Path
+) -> None:
+    # Many short runs per call, so a call's runs go side by side and calls share the run slots.
+    texts = [f"{text} {i}" for i in range(12) for text in TEXTS]
+    alone = int8_embedder.embed(texts)
+    calls = [texts[i::3] for i in range(3)]
+    with ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(int8_embedder.embed, calls * 2))
+    for got, part in zip(together, calls * 2, strict=True):
+        assert np.array_equal(got, alone[[texts.index(t) for t in part]])
+    one_run_at_a_time = Embedder.open_default("int8", cache_root=model_cache_root, threads=1)
+    assert np.array_equal(one_run_at_a_time.embed(texts), alone)

@@ -1,11 +1,15 @@
-"""A full run writes what is ready instead of waiting for a full batch, so a slow server never idles the model."""
+"""A full run keeps the model fed: it writes what is ready, and embeds other files while one is embedded or written."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import anyio
+import numpy
+import numpy.typing as npt
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
@@ -52,3 +56,60 @@ async def test_files_the_server_answered_are_indexed_while_it_is_stuck_on_the_ot
             symbols.release.set()
         assert _paths(ix, "compute_value_5") == {"pkg/mod5.py"}
         assert ix.status().files == 12 and ix.status().vectors == ix.status().chunks
+
+
+class FakeOneAtATimeWitness(FakeEmbedder):
+    """The first call holds on until a second call starts (or 30 s pass), and records whether one did."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second_started = threading.Event()
+        self.overlapped: bool | None = None
+        self._started = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
+        with self._lock:
+            self._started += 1
+            first = self._started == 1
+        if first:
+            # A deadlock guard, not a timing expectation: embedding one call at a time, the
+            # second never starts while this one waits.
+            self.overlapped = self.second_started.wait(timeout=30)
+        else:
+            self.second_started.set()
+        return super().embed(texts)
+
+
+async def test_other_files_are_embedded_while_one_embedding_is_in_progress(tmp_path: Path) -> None:
+    write_files(tmp_path / "repo", {f"pkg/mod{i}.py": module_text(i) for i in range(12)})
+    embedder = FakeOneAtATimeWitness()
+    config = IndexConfig(embed_batch=8)  # a few files a call, so twelve files make several calls
+    async with Indexer(tmp_path / "repo", tmp_path / "state", embedder, FakeSymbolSource(), config=config) as ix:
+        await ix.index_all()
+        assert embedder.overlapped, "the model waited for one call to finish before embedding the next files"
+        assert ix.status().files == 12 and ix.status().vectors == ix.status().chunks
+        assert _paths(ix, "compute_value_7") == {"pkg/mod7.py"}
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+async def test_the_index_is_the_same_however_many_embedding_calls_run_at_once(tmp_path: Path, concurrency: int) -> None:
+    write_files(tmp_path / "repo", {f"pkg/mod{i}.py": module_text(i) for i in range(20)})
+
+    async def index(state: str, config: IndexConfig) -> dict[tuple[str, str], list[float]]:
+        async with Indexer(
+            tmp_path / "repo", tmp_path / state, FakeEmbedder(), FakeSymbolSource(), config=config
+        ) as ix:
+            await ix.index_all()
+            ids = [cid for cid in ix.vectors.labels()]
+            vectors = ix.vectors.vectors(ids)
+            return {
+                (c.path, c.text): vectors[cid].round(6).tolist()
+                for cid in ids
+                if (c := ix.store.chunk(cid)) is not None
+            }
+
+    one = await index("one", IndexConfig(embed_concurrency=1, embed_batch=4, commit_files=3, commit_chunks=8))
+    many = await index(
+        "many", IndexConfig(embed_concurrency=concurrency, embed_batch=4, commit_files=3, commit_chunks=8)
+    )
+    assert len(one) > 20 and one == many

@@ -1,0 +1,193 @@
+"""A full run as three stages joined by bounded streams: preparing, embedding, writing.
+
+Preparers (`symbol_concurrency` of them) read files, ask for their symbols and chunk them;
+embedders (`embed_concurrency`) take whatever prepared files are ready, up to `embed_batch`
+chunks, and embed their new texts; one writer takes whatever embedded batches are ready,
+up to `commit_files`/`commit_chunks`, and writes them in one transaction. Embedding used
+to happen inside the commit, so the model stopped while a batch was written and while the
+next one was looked up; two embedding calls in flight also keep both cores busy through
+each other's tokenising, pooling and onnxruntime's serial stretches. The streams bound
+what is held in memory: at most `commit_files` prepared files, and a few embedded batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from lensmux.graph.index.commit import BatchWriter, Embedded
+from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.prepare import Outcome, Prepared
+from lensmux.graph.index.walk import WalkedFile
+
+log = logging.getLogger(__name__)
+
+Prepare = Callable[[WalkedFile], Awaitable[Outcome]]
+Commit = Callable[[Embedded], Awaitable[list[WalkedFile]]]
+
+
+@dataclass
+class RunClock:
+    """Where a full run's time went: the model embedding, or idle and why (logged at the end)."""
+
+    embedders: int
+    started: float = field(default_factory=time.perf_counter)
+    busy_s: float = 0.0
+    starved_s: float = 0.0
+    first_embedding_s: float | None = None
+    writing_s: float = 0.0
+    _in_flight: int = 0
+    _waiting: int = 0
+    _since: float = field(default_factory=time.perf_counter)
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        if self._in_flight:
+            self.busy_s += now - self._since
+        elif self._waiting == self.embedders:
+            # Every embedder waits for a prepared file: the language server or the reads are behind.
+            self.starved_s += now - self._since
+        self._since = now
+
+    @contextmanager
+    def _count(self, attr: str) -> Iterator[None]:
+        self._tick()
+        setattr(self, attr, getattr(self, attr) + 1)
+        try:
+            yield
+        finally:
+            self._tick()
+            setattr(self, attr, getattr(self, attr) - 1)
+
+    def waiting(self) -> AbstractContextManager[None]:
+        """An embedder waiting for prepared files."""
+        return self._count("_waiting")
+
+    def embedding(self) -> AbstractContextManager[None]:
+        """An embedding call in flight."""
+        if self.first_embedding_s is None:
+            self.first_embedding_s = time.perf_counter() - self.started
+        return self._count("_in_flight")
+
+    def summary(self) -> str:
+        """One line for the log."""
+        self._tick()
+        total = time.perf_counter() - self.started
+        idle = max(0.0, total - self.busy_s)
+        return (
+            f"{total:.1f} s; model busy {self.busy_s:.1f} s, idle {idle:.1f} s "
+            f"({self.starved_s:.1f} s with every embedder waiting for prepared files, "
+            f"first embedding at {self.first_embedding_s or 0.0:.2f} s); writing {self.writing_s:.1f} s"
+        )
+
+
+class FullRun:
+    """One full run's stages over `todo`; run() returns the files that changed while being written."""
+
+    def __init__(self, prepare: Prepare, writer: BatchWriter, config: IndexConfig, commit: Commit) -> None:
+        self._prepare = prepare
+        self._writer = writer
+        self._config = config
+        self._commit = commit
+        self.clock = RunClock(max(1, config.embed_concurrency))
+
+    async def run(self, todo: Sequence[WalkedFile]) -> list[WalkedFile]:
+        """Prepare, embed and write every file of `todo`."""
+        config = self._config
+        prepared_send, prepared_recv = anyio.create_memory_object_stream[Outcome](config.commit_files)
+        embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](self.clock.embedders)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._prepare_all, todo, prepared_send)
+                tg.start_soon(self._embed_all, prepared_recv, embedded_send)
+                try:
+                    retry = await self._write_all(embedded_recv)
+                except BaseException:
+                    # Cancel the other stages before the receiving end closes under them.
+                    tg.cancel_scope.cancel()
+                    raise
+        finally:
+            prepared_recv.close()
+            embedded_recv.close()
+        return retry
+
+    async def _prepare_all(self, todo: Sequence[WalkedFile], send: MemoryObjectSendStream[Outcome]) -> None:
+        files = iter(todo)
+
+        async def worker(out: MemoryObjectSendStream[Outcome]) -> None:
+            async with out:
+                for walked in files:  # shared iterator: each file goes to exactly one worker
+                    await out.send(await self._prepare(walked))
+
+        async with send, anyio.create_task_group() as tg:
+            for _ in range(max(1, self._config.symbol_concurrency)):
+                tg.start_soon(worker, send.clone())
+
+    async def _embed_all(
+        self, receive: MemoryObjectReceiveStream[Outcome], send: MemoryObjectSendStream[Embedded]
+    ) -> None:
+        async with receive, send, anyio.create_task_group() as tg:
+            for _ in range(self.clock.embedders):
+                tg.start_soon(self._embedder, receive.clone(), send.clone())
+
+    async def _embedder(
+        self, receive: MemoryObjectReceiveStream[Outcome], send: MemoryObjectSendStream[Embedded]
+    ) -> None:
+        async with receive, send:
+            while True:
+                waited = time.perf_counter()
+                with self.clock.waiting():
+                    try:
+                        first = await receive.receive()
+                    except anyio.EndOfStream:
+                        return
+                waited = time.perf_counter() - waited
+                # What is ready, never waiting to fill: at the start that is one file, so the
+                # model starts with the server's first answer.
+                batch = [first]
+                size = _chunk_count(first)
+                while size < self._config.embed_batch and len(batch) < self._config.commit_files:
+                    try:
+                        outcome = receive.receive_nowait()
+                    except (anyio.WouldBlock, anyio.EndOfStream):
+                        break
+                    batch.append(outcome)
+                    size += _chunk_count(outcome)
+                started = time.perf_counter()
+                with self.clock.embedding():
+                    embedded = await self._writer.embed_new(batch)
+                log.debug(
+                    "embedded %d files (%d chunks, %d new texts) in %.0f ms after waiting %.0f ms for prepared files",
+                    len(batch), size, len(embedded.vectors), (time.perf_counter() - started) * 1000, waited * 1000,
+                )  # fmt: skip
+                await send.send(embedded)
+
+    async def _write_all(self, receive: MemoryObjectReceiveStream[Embedded]) -> list[WalkedFile]:
+        retry: list[WalkedFile] = []
+        async for first in receive:
+            # A transaction is what the embedders have ready, up to commit_files/commit_chunks.
+            parts = [first]
+            files, size = len(first.batch), first.chunks
+            while files < self._config.commit_files and size < self._config.commit_chunks:
+                try:
+                    part = receive.receive_nowait()
+                except (anyio.WouldBlock, anyio.EndOfStream):
+                    break
+                parts.append(part)
+                files, size = files + len(part.batch), size + part.chunks
+            started = time.perf_counter()
+            retry += await self._commit(Embedded.merge(parts))
+            took = time.perf_counter() - started
+            self.clock.writing_s += took
+            log.debug("wrote %d files (%d chunks) in %.0f ms", files, size, took * 1000)
+        return retry
+
+
+def _chunk_count(outcome: Outcome) -> int:
+    return len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
