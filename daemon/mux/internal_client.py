@@ -148,6 +148,21 @@ class InternalClient:
         if opened is not None and opened.pop(uri, False) is None:
             await self._close(instance, uri)
 
+    async def release_kept(self) -> int:
+        """Close every document kept open for searches and learning; how many there were.
+
+        For a moment when nothing of the daemon's own asks about them: one still being
+        asked about would be answered from the disk, which is its text anyway.
+        """
+        closed = 0
+        for instance in self._registry.instances():
+            opened = self._open.get(id(instance))
+            for uri in list(opened or ()):
+                if opened is not None and opened.pop(uri, False) is None:
+                    await self._close(instance, uri)
+                    closed += 1
+        return closed
+
     async def _close(self, instance: Instance, uri: str) -> None:
         await instance.sync_documents(lambda: instance.documents.close(INTERNAL_HOLDER, uri))
 

@@ -97,6 +97,10 @@ class DaemonGateway:
             inst.quiet_for(seconds) and not (inst.ready and inst.warmup.busy()) for inst in self._registry.instances()
         )
 
+    async def release_documents(self) -> int:
+        """Close the documents searches and learning kept open: servers keep analysing open files."""
+        return await self._internal.release_kept()
+
     async def request(
         self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
     ) -> Any:

@@ -53,23 +53,40 @@ class GraphLearner:
         # The store generation at which a root's last pass found nothing left to ask.
         self._finished_at: dict[Path, int] = {}
         self._pass_start: dict[Path, int] = {}
+        # Whether documents opened by learning may still be open at the servers.
+        self._holding = False
 
     async def run_task(self) -> None:
         """Learn until cancelled."""
         while True:
             config = self._config()
             if not config.learn_graph:
+                await self._let_go()
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
             entry = self._next_root()
             if entry is None:
+                await self._let_go()
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
             if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
                 entry.learning = "waiting for quiet"
+                await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
+            self._holding = True
             await self._round(entry, config)
+
+    async def _let_go(self) -> None:
+        """Close what learning left open, once no search or tool may be using it.
+
+        pyright re-checks every open file that imports a file an editor changes: the
+        documents learning opened would make every edit after it cost more.
+        """
+        if self._holding and not self._busy():
+            self._holding = False
+            closed = await self._gateway.release_documents()
+            log.debug("learning paused: closed %d documents kept open at the servers", closed)
 
     def _next_root(self) -> RootIndex | None:
         """The first indexed root with something left to learn."""

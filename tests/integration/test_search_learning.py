@@ -22,6 +22,11 @@ def _graph(daemon: DaemonProc) -> dict[str, Any]:
     return graph
 
 
+def _open_at_pyright(daemon: DaemonProc) -> int:
+    [pyright] = daemon.instances("pyright")
+    return int(pyright["open_documents"])
+
+
 def _asked(daemon: DaemonProc) -> int:
     """Call-hierarchy lookups at pyright's response cache: every one the daemon made, hit or miss."""
     [pyright] = daemon.instances("pyright")
@@ -36,6 +41,9 @@ def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(t
         done = daemon.run_cli("index", str(root), "--wait", "--json")
         assert done.returncode == 0, done.stderr
         wait_until(lambda: _graph(daemon).get("state") == "up to date", timeout=300)
+        # What learning opened at pyright is closed once it pauses: pyright re-checks open
+        # files, so an editor alone on it would otherwise pay for them after every edit.
+        wait_until(lambda: _open_at_pyright(daemon) == 0, timeout=30, what="learning's documents closed")
         graph = _graph(daemon)
         status = daemon.run_cli("status")
         asked = _asked(daemon)
