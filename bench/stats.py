@@ -182,6 +182,21 @@ def process_cpu_seconds(pid: int, *, gone: float | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks
 
 
+def group_cpu_seconds(pgid: int) -> float:
+    """User plus system CPU time used so far by the live processes of group `pgid` (a server and its workers)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended while we looked
+        # After the ")" of the name: pgrp is field 5, utime and stime fields 14 and 15.
+        if int(fields[2]) == pgid:
+            total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
 def memory_kib(pid: int, field: str = "VmRSS") -> int:
     """One memory line of /proc/PID/status (VmRSS, VmHWM, ...) in KiB; 0 once the process is gone."""
     try:

@@ -34,22 +34,9 @@ from bench.report import machine_lines
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
 from bench.search.corpus import CorpusError, load_or_prepare
 from bench.search.daemon_search import wait_learned
-from bench.stats import load_average, process_cpu_seconds
+from bench.stats import group_cpu_seconds, load_average
 
 TARGET = "rich/text.py"
-
-
-def _group_cpu_seconds(pgid: int) -> float:
-    """CPU used so far by every live process of a process group (the server and its workers)."""
-    total = 0.0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += process_cpu_seconds(int(stat.parent.name), gone=0.0)
-    return total
 
 
 def _open_documents(daemon: DaemonProc) -> int:
@@ -70,7 +57,7 @@ async def _edits(daemon: DaemonProc, root: Path, args: argparse.Namespace) -> li
         for number in range(args.edits):
             text += f"\n\ndef added_{number}(value: int) -> int:\n    return value + {number}\n"
             since = len(editor.notifications)
-            cpu = _group_cpu_seconds(pgid)
+            cpu = group_cpu_seconds(pgid)
             started = time.perf_counter()
             await editor.change_full(uri, text, number + 2)
             await editor.wait_notification(
@@ -85,7 +72,7 @@ async def _edits(daemon: DaemonProc, root: Path, args: argparse.Namespace) -> li
                 {
                     "diagnostics_ms": round((diagnosed - started) * 1000, 1),
                     "hover_ms": round((hovered - diagnosed) * 1000, 1),
-                    "pyright_cpu_s": round(_group_cpu_seconds(pgid) - cpu, 3),
+                    "pyright_cpu_s": round(group_cpu_seconds(pgid) - cpu, 3),
                 }
             )
     return out

@@ -241,12 +241,8 @@ class ClientSession:
         try:
             if not route(self, env):
                 return False
-        except ev.EnvelopeError as exc:
-            log.info("%s: %s rejected: %s", self.name, env.method, exc)
-            self.reply_error(env.rid, exc.code, str(exc))
-        except Exception:
-            log.exception("%s: handling %s failed", self.name, env.method)
-            self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
+        except Exception as exc:
+            self._failed(env, exc, is_request=True)
         self.requests += 1
         self.last_active = time.monotonic()
         return True
@@ -268,16 +264,21 @@ class ClientSession:
                 await self._on_response(env)
             else:
                 await handler(self, env)
-        except ev.EnvelopeError as exc:
+        except Exception as exc:
+            self._failed(env, exc, is_request=is_request)
+
+    def _failed(self, env: Envelope, exc: Exception, *, is_request: bool) -> None:
+        """Log a message whose handling raised `exc` (call inside the except) and answer a request with an error."""
+        if isinstance(exc, ev.EnvelopeError):
             # A payload the daemon had to read was unusable: the sender's fault.
             log.info("%s: %s rejected: %s", self.name, env.method or "response", exc)
             if is_request:
                 self.reply_error(env.rid, exc.code, str(exc))
-        except Exception:
-            # One message that trips a bug costs that message, not the connection.
-            log.exception("%s: handling %s failed", self.name, env.method or f"response {env.rid!r}")
-            if is_request:
-                self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
+            return
+        # One message that trips a bug costs that message, not the connection.
+        log.exception("%s: handling %s failed", self.name, env.method or f"response {env.rid!r}")
+        if is_request:
+            self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
     async def _reader_task(self, handler: Handler) -> None:
         while True:

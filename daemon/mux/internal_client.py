@@ -141,12 +141,15 @@ class InternalClient:
         current = text
         await instance.sync_documents(lambda: instance.documents.refresh_internal(uri, current, disk_epoch=epoch))
 
-    async def release(self, instance: Instance, uri: str) -> None:
+    async def release(self, instance: Instance, uri: str) -> bool:
         """Close a document the daemon opened for one question (indexing): servers
-        analyse open documents in the background, so keeping it open costs CPU."""
+        analyse open documents in the background, so keeping it open costs CPU.
+        True if the daemon still kept it open."""
         opened = self._open.get(id(instance))
-        if opened is not None and opened.pop(uri, False) is None:
-            await self._close(instance, uri)
+        if opened is None or opened.pop(uri, False) is not None:
+            return False
+        await self._close(instance, uri)
+        return True
 
     async def release_kept(self) -> int:
         """Close every document kept open for searches and learning; how many there were.
@@ -156,11 +159,8 @@ class InternalClient:
         """
         closed = 0
         for instance in self._registry.instances():
-            opened = self._open.get(id(instance))
-            for uri in list(opened or ()):
-                if opened is not None and opened.pop(uri, False) is None:
-                    await self._close(instance, uri)
-                    closed += 1
+            for uri in list(self._open.get(id(instance), ())):
+                closed += await self.release(instance, uri)
         return closed
 
     async def _close(self, instance: Instance, uri: str) -> None:

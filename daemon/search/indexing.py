@@ -100,9 +100,9 @@ class IndexService:
         self._embedder_lock = anyio.Lock()
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
-        self._edits: dict[Path, TextSource] = {}
-        # The update tickets (graph/index/updates.py) the pending edits hold, per root.
-        self._edit_tickets: dict[Path, list[tuple[RootIndex, int]]] = {}
+        # Edited documents waiting for the typing to pause: the daemon's text of each, and the
+        # update tickets (graph/index/updates.py) it holds in every root containing it.
+        self._edits: dict[Path, tuple[TextSource, list[tuple[RootIndex, int]]]] = {}
         self._edited = anyio.Event()
         # A search waits for the pending edits: index them now, not after the pause.
         self._hurry = False
@@ -246,9 +246,9 @@ class IndexService:
         entries = self._containing(path) if path is not None else []
         if path is None or not entries:
             return
-        if path not in self._edits:
-            self._edit_tickets[path] = [(e, e.indexer.updates.begin(_relative(e, path))) for e in entries]
-        self._edits[path] = text
+        pending = self._edits.get(path)
+        tickets = pending[1] if pending else [(e, e.indexer.updates.begin(_relative(e, path))) for e in entries]
+        self._edits[path] = (text, tickets)
         self._edited.set()
 
     async def settle(self, entry: RootIndex, timeout: float) -> list[str]:
@@ -271,14 +271,14 @@ class IndexService:
                     break
             self._hurry, self._edited = False, anyio.Event()
             edits, self._edits = self._edits, {}
-            tickets, self._edit_tickets = self._edit_tickets, {}
-            for path, text in sorted(edits.items()):
+            for path in sorted(edits):
+                text, tickets = edits[path]
                 current = text()
                 try:
                     for entry in self._containing(path):
                         await self._reindex(entry, path, current)
                 finally:
-                    for entry, ticket in tickets.pop(path, []):
+                    for entry, ticket in tickets:
                         entry.indexer.updates.end(ticket)
 
     async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None, ticket: int | None = None) -> None:

@@ -137,9 +137,9 @@ class SearchService:
             embedder = None
         self.active += 1
         try:
-            waited = time.perf_counter()
+            settling = time.perf_counter()
             unsettled = await self._indexes.settle(entry, self.config.fresh_wait_s)
-            waited = time.perf_counter() - waited
+            waited = time.perf_counter() - settling
             response = await self._engine.search(request, entry.indexer, indexing_in_progress=entry.running)
         except SearchError as exc:
             raise _control_error(exc) from None

@@ -255,9 +255,8 @@ class Indexer:
         rel = self.store.relative(path)
         if rel is None:
             return False
-        with self.updates.running(rel):
-            async with self._updating(rel):
-                return await self._reindex_file(rel)
+        async with self._updating(rel):
+            return await self._reindex_file(rel)
 
     async def _reindex_file(self, rel: str) -> bool:
         language = language_for(rel)
@@ -284,9 +283,8 @@ class Indexer:
         if rel is None or language is None or self.rules.is_ignored(rel) or data_size > self.config.max_file_bytes:
             return False
         walked = WalkedFile(rel, language, data_size, BUFFER_MTIME_NS)
-        with self.updates.running(rel):
-            async with self._updating(rel):
-                return await self._reindex_text(walked, text)
+        async with self._updating(rel):
+            return await self._reindex_text(walked, text)
 
     async def _reindex_text(self, walked: WalkedFile, text: str) -> bool:
         rel = walked.rel
@@ -308,7 +306,7 @@ class Indexer:
 
     @asynccontextmanager
     async def _updating(self, rel: str) -> AsyncIterator[None]:
-        """One single-file update of `rel` at a time.
+        """One single-file update of `rel` at a time, holding an update ticket (updates.py) throughout.
 
         A save reaches the index as an edit, a didSave and a file event at once; run
         together, each re-read the file and the server, and each commit dropped the
@@ -317,8 +315,9 @@ class Indexer:
         """
         lock = self._file_locks.setdefault(rel, anyio.Lock())
         try:
-            async with lock:
-                yield
+            with self.updates.running(rel):
+                async with lock:
+                    yield
         finally:
             if not lock.locked() and not lock.statistics().tasks_waiting:
                 self._file_locks.pop(rel, None)

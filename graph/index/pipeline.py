@@ -17,6 +17,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 
 Prepare = Callable[[WalkedFile], Awaitable[Outcome]]
 Commit = Callable[[Embedded], Awaitable[list[WalkedFile]]]
+T = TypeVar("T")
 
 
 @dataclass
@@ -150,15 +152,9 @@ class FullRun:
                 waited = time.perf_counter() - waited
                 # What is ready, never waiting to fill: at the start that is one file, so the
                 # model starts with the server's first answer.
-                batch = [first]
-                size = _chunk_count(first)
-                while size < self._config.embed_batch and len(batch) < self._config.commit_files:
-                    try:
-                        outcome = receive.receive_nowait()
-                    except (anyio.WouldBlock, anyio.EndOfStream):
-                        break
-                    batch.append(outcome)
-                    size += _chunk_count(outcome)
+                batch, _files, size = _take_ready(
+                    receive, first, _outcome_size, self._config.commit_files, self._config.embed_batch
+                )
                 started = time.perf_counter()
                 with self.clock.embedding():
                     embedded = await self._writer.embed_new(batch)
@@ -172,15 +168,9 @@ class FullRun:
         retry: list[WalkedFile] = []
         async for first in receive:
             # A transaction is what the embedders have ready, up to commit_files/commit_chunks.
-            parts = [first]
-            files, size = len(first.batch), first.chunks
-            while files < self._config.commit_files and size < self._config.commit_chunks:
-                try:
-                    part = receive.receive_nowait()
-                except (anyio.WouldBlock, anyio.EndOfStream):
-                    break
-                parts.append(part)
-                files, size = files + len(part.batch), size + part.chunks
+            parts, files, size = _take_ready(
+                receive, first, _embedded_size, self._config.commit_files, self._config.commit_chunks
+            )
             started = time.perf_counter()
             retry += await self._commit(Embedded.merge(parts))
             took = time.perf_counter() - started
@@ -189,5 +179,30 @@ class FullRun:
         return retry
 
 
-def _chunk_count(outcome: Outcome) -> int:
-    return len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
+def _take_ready(
+    receive: MemoryObjectReceiveStream[T],
+    first: T,
+    size: Callable[[T], tuple[int, int]],
+    max_files: int,
+    max_chunks: int,
+) -> tuple[list[T], int, int]:
+    """`first` and what else `receive` has ready, never waiting, until `max_files` or `max_chunks`; with those sizes."""
+    taken = [first]
+    files, chunks = size(first)
+    while files < max_files and chunks < max_chunks:
+        try:
+            item = receive.receive_nowait()
+        except (anyio.WouldBlock, anyio.EndOfStream):
+            break
+        taken.append(item)
+        more_files, more_chunks = size(item)
+        files, chunks = files + more_files, chunks + more_chunks
+    return taken, files, chunks
+
+
+def _outcome_size(outcome: Outcome) -> tuple[int, int]:
+    return 1, len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
+
+
+def _embedded_size(embedded: Embedded) -> tuple[int, int]:
+    return len(embedded.batch), embedded.chunks

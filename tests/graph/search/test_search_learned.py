@@ -32,6 +32,15 @@ async def _search(ix: Indexer, gateway: FakeGateway, query: str = "`backoff_send
     return await engine.search(request, ix)
 
 
+async def _search_after_write(ix: Indexer, rel: str, text: str) -> tuple[FakeGateway, SearchResponse]:
+    """Learn by searching once, write `rel` and re-index it, search again; the second search's gateway and answer."""
+    await _search(ix, FakeGateway(ix.root))
+    (ix.root / rel).write_text(text)
+    await ix.reindex_file(ix.root / rel)
+    gateway = FakeGateway(ix.root)
+    return gateway, await _search(ix, gateway)
+
+
 def _reasons(response: SearchResponse) -> dict[str, list[str]]:
     return {s.id: s.reasons for s in response.ranked_symbols}
 
@@ -58,34 +67,24 @@ async def test_learned_relations_answer_while_the_server_is_down(tmp_path: Path)
 
 async def test_a_new_caller_in_another_file_makes_the_search_ask_again(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
-        await _search(ix, FakeGateway(ix.root))
-        (ix.root / "pkg/retry.py").write_text(RETRY)
-        await ix.reindex_file(ix.root / "pkg/retry.py")
-        gateway = FakeGateway(ix.root)
-        after = await _search(ix, gateway)
+        gateway, after = await _search_after_write(ix, "pkg/retry.py", RETRY)
     assert gateway.requests, "a file that spells backoff_send was written: its relations are asked again"
     assert "expanded:calls:Uploader.backoff_send" in _reasons(after)[NEW_CALLER]
 
 
 async def test_a_change_to_a_callee_file_forgets_the_callers_relations(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
-        await _search(ix, FakeGateway(ix.root))
-        storage = ix.root / "pkg/storage.py"
-        storage.write_text("\n\n" + storage.read_text())  # put_object moves down two lines
-        await ix.reindex_file(storage)
-        gateway = FakeGateway(ix.root)
-        after = await _search(ix, gateway)
+        storage = (ix.root / "pkg/storage.py").read_text()
+        # put_object moves down two lines
+        gateway, after = await _search_after_write(ix, "pkg/storage.py", "\n\n" + storage)
     assert gateway.requests
     assert "expanded:called_by:Uploader.backoff_send" in _reasons(after)["pkg/storage.py:Storage.put_object:8"]
 
 
 async def test_a_file_that_does_not_mention_the_symbol_keeps_what_was_learned(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
-        await _search(ix, FakeGateway(ix.root))
-        (ix.root / "pkg/unrelated.py").write_text("def tally(xs: list[int]) -> int:\n    return sum(xs)\n")
-        await ix.reindex_file(ix.root / "pkg/unrelated.py")
-        gateway = FakeGateway(ix.root)
-        await _search(ix, gateway)
+        unrelated = "def tally(xs: list[int]) -> int:\n    return sum(xs)\n"
+        gateway, _after = await _search_after_write(ix, "pkg/unrelated.py", unrelated)
     assert gateway.requests == []
 
 
