@@ -7,6 +7,7 @@ sees the clients, which is what keeps quirks from leaking into routing.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -23,6 +24,9 @@ class AdapterError(Exception):
 
 class ServerNotInstalled(AdapterError):
     """The server's executable cannot be found."""
+
+
+_NUMBER = re.compile(rb"\d+")
 
 
 def find_executable(command: str) -> str | None:
@@ -180,3 +184,18 @@ class Adapter:
 
     def observe_notification(self, method: str, params: Any) -> None:
         """See other server notifications (status, file status)."""
+
+    def restatement_key(self, method: str, params: bytes) -> bytes:
+        """What makes two notifications the same statement with other values (a late joiner gets the latest).
+
+        By default the method and the params with every number blanked: "Found 12 source files"
+        restates "Found 9 source files"; `experimental/serverStatus` with other counts restates the last.
+        """
+        return method.encode() + b"\0" + _NUMBER.sub(b"#", params)
+
+    def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:
+        """What the server alone sends a client without `window.workDoneProgress` for this background progress.
+
+        (method, params) notifications; none by default, as the protocol says.
+        """
+        return []

@@ -102,6 +102,34 @@ class PyrightAdapter(Adapter):
         elif kind == "end":
             self._analysing.discard(token)
 
+    def restatement_key(self, method: str, params: bytes) -> bytes:
+        """pyright's enumeration result, in whichever words ("No source files found", "Found 1 source file")."""
+        if method == "window/logMessage":
+            message = _log_message(params)
+            if message is not None and _ENUMERATED.match(message):
+                return b"pyright: source files found"
+        return super().restatement_key(method, params)
+
+    def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:
+        """pyright reports its analysis to a client without window progress as `pyright/*Progress`.
+
+        Its progress reporter begins `$/progress` untitled for a client that declared
+        `window.workDoneProgress`, else sends `pyright/beginProgress`, `pyright/reportProgress`
+        with the message and `pyright/endProgress`, their params as vscode-jsonrpc puts them
+        (`[null]`, `["3 files to analyze"]`: seen on the wire). Progress a request created
+        ("Finding references") such a client never gets.
+        """
+        kind = value.get("kind")
+        if kind == "begin":
+            return [("pyright/beginProgress", [None])] if not value.get("title") else []
+        if token not in self._analysing:
+            return []
+        if kind == "report":
+            return [("pyright/reportProgress", [value.get("message", "")])]
+        if kind == "end":
+            return [("pyright/endProgress", [None])]
+        return []
+
     def observe_notification(self, method: str, params: Any) -> None:
         """See the log line that ends workspace discovery."""
         if method != "window/logMessage" or self._enumerated:

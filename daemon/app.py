@@ -328,7 +328,10 @@ class Daemon:
         client.initialization_options = options if isinstance(options, dict) else {}
         assert self.registry is not None
         try:
-            instance, result = await self.registry.attach(name, client, params)
+            # The instance answers the initialize itself, in the middle of its greeting (prologue.py).
+            instance = await self.registry.attach(
+                name, client, params, lambda result: client.send(ev.response(env.rid, result))
+            )
         except UnknownRoot as exc:
             client.reply_error(env.rid, ErrorCode.INVALID_PARAMS, str(exc))
             return
@@ -338,7 +341,6 @@ class Daemon:
         attached.append(instance)
         # From now on a request may be routed as soon as it arrives, in the socket's read callback.
         client.route_now = functools.partial(routing.route_request_now, instance)
-        client.send(ev.response(env.rid, result))
 
     def _hook_instance(self, instance: Instance) -> None:
         """Saves and edits in an instance's documents reach the indexes."""

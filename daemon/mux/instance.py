@@ -39,6 +39,7 @@ from lensmux.daemon.mux.errors import (
 )
 from lensmux.daemon.mux.memory_watch import MemorySample
 from lensmux.daemon.mux.pending import Pending, PendingTable
+from lensmux.daemon.mux.prologue import Prologue
 from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
@@ -89,6 +90,7 @@ class Instance:
         self.breaker = CircuitBreaker(self.name, daemon.breaker)
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
         self.warmup = Warmup(self.name, adapter, self.cache, daemon.cache.warmup_quiet)
+        self.prologue = Prologue(self.name, adapter.restatement_key)
         self.inflight: dict[bytes, Pending] = {}
         # The daemon's own requests in flight, by cache key: an identical one joins (own_requests.py).
         self.own_inflight: dict[bytes, Pending] = {}
@@ -117,15 +119,14 @@ class Instance:
 
     # -- clients ---------------------------------------------------------
 
-    async def attach(self, client: ClientSession, client_params: dict[str, Any]) -> Raw:
-        """Add a client; return the InitializeResult once the server has one."""
+    async def attach(self, client: ClientSession, client_params: dict[str, Any], answer: Callable[[Raw], None]) -> None:
+        """Add a client once the server has an InitializeResult; `answer` sends the client its own."""
         if self.stopped:
             raise ServerUnavailable(f"{self.name} has stopped: {self.failure or 'idle'}")
         if self.init_result is not None and not self._ready.is_set() and not self.breaker.ready_for_restart():
             # The server is down behind an open breaker: join now, requests fail fast.
-            self.clients[client.id] = client
-            self.idle_since = None
-            return initialize_result_for(self, client)
+            self._join(client, answer)
+            return
         # A client joins `clients` only once the server is ready: until then it
         # must not receive server traffic, and a failed start answers it itself.
         self.idle_since = None
@@ -142,12 +143,34 @@ class Instance:
             self._waiting -= 1
             if not self.clients and not self._waiting:
                 self.idle_since = time.monotonic()
+        assert self.init_result is not None
+        await client_initialized(self, client.id, client_params)
+        self._join(client, answer)
+
+    def _join(self, client: ClientSession, answer: Callable[[Raw], None]) -> None:
+        """Make `client` one of the instance's clients: the prologue around its InitializeResult, then live traffic.
+
+        Synchronous, so that nothing the server sends falls between what the client is
+        greeted with and what it receives live: it hears each start-up message exactly once.
+        """
+        adapter, prologue = self.adapter, self.prologue
+        if prologue.open and not self.warmup.busy():
+            prologue.close()
+        options = client.initialization_options
+        greeting = prologue.greeting(
+            lambda method: not adapter.extension_notification(method) or adapter.notification_wanted(method, options),
+            client.supports_progress,
+        )
+        prologue.send(client, greeting.before_result)
+        answer(initialize_result_for(self, client))
+        prologue.send(client, greeting.after_result)
+        for token in greeting.follows:
+            routes = self.progress_routes.get(token)
+            if routes is not None:
+                routes.add(client.id)
         self.clients[client.id] = client
         self.idle_since = None
         self._last_client = client
-        assert self.init_result is not None
-        await client_initialized(self, client.id, client_params)
-        return initialize_result_for(self, client)
 
     def ensure_started(self, client_params: dict[str, Any]) -> None:
         """Start the server for the daemon's own use if no client has yet."""
@@ -338,6 +361,7 @@ class Instance:
             "requests_served": self.requests_served,
             "in_flight": len(self.pending),
             "progress_tokens": len(self.progress_routes) + len(self.client_tokens),
+            "prologue": self.prologue.status(),
             "restarts": self.restarts,
             "memory_mb": round(self.memory.rss_bytes / (1024 * 1024), 1) if link else 0.0,
             "server_processes": self.memory.processes if link else 0,

@@ -11,7 +11,9 @@ editor must not show a spinner for a process that no longer exists.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from msgspec import UNSET
 
 from lensmux.daemon.wire import envelope as ev
 
@@ -20,6 +22,14 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
+
+
+def fallback_bodies(instance: Instance, token: Any, value: dict[str, Any]) -> list[bytes]:
+    """What the server alone sends a client without window progress for this progress value (adapter)."""
+    return [
+        ev.notification(method, UNSET if params is None else ev.encode_value(params))
+        for method, params in instance.adapter.progress_notifications(token, value)
+    ]
 
 
 def release_client(instance: Instance, client: ClientSession) -> None:
@@ -38,13 +48,16 @@ def server_gone(instance: Instance, reason: str) -> None:
     """The server exited: end its progress at every client that saw it begin, forget every token."""
     ended = 0
     for token, routes in instance.progress_routes.items():
-        body = ev.notification(
-            "$/progress", ev.encode_value({"token": token, "value": {"kind": "end", "message": reason}})
-        )
+        end = {"kind": "end", "message": reason}
+        body = ev.notification("$/progress", ev.encode_value({"token": token, "value": end}))
+        # A client without window progress was told in the server's other words, if at all.
+        other = fallback_bodies(instance, token, end)
         for cid in routes:
             client = instance.clients.get(cid)
-            if client is not None:
-                client.send(body)
+            if client is None:
+                continue
+            for message in [body] if client.supports_progress else other:
+                client.send(message)
                 ended += 1
     instance.progress_routes.clear()
     # Requests in flight were failed with the process; so are the tokens they carried.

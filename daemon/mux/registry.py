@@ -87,13 +87,16 @@ class InstanceRegistry:
         inst.ensure_started(default_params(key.root))
         return inst
 
-    async def attach(self, server: str, client: ClientSession, params: dict[str, Any]) -> tuple[Instance, Raw]:
-        """Attach a client by its initialize params; return the instance and InitializeResult."""
+    async def attach(
+        self, server: str, client: ClientSession, params: dict[str, Any], answer: Callable[[Raw], None]
+    ) -> Instance:
+        """Attach a client by its initialize params; `answer` sends it its InitializeResult."""
         if server not in self.config.servers:
             raise ServerUnavailable(f"server {server!r} is not configured")
         key = self.key_for(server, root_hint(params))
         inst = self.get_or_create(key)
-        return inst, await inst.attach(client, params)
+        await inst.attach(client, params, answer)
+        return inst
 
     async def shutdown_all(self) -> None:
         """Politely stop every server, in parallel, bounded by the grace period."""

@@ -15,6 +15,7 @@ import msgspec
 from lensmux.daemon.mux import registrations, server_request_owner
 from lensmux.daemon.mux.client_caps import accepts_refresh
 from lensmux.daemon.mux.errors import ServerUnavailable
+from lensmux.daemon.mux.prologue import PROGRESS_CREATE
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, Id
 
@@ -36,7 +37,7 @@ async def handle(instance: Instance, env: Envelope) -> None:
     if method == "workspace/configuration":
         items = params.get("items", []) if isinstance(params, dict) else []
         await _answer(instance, server_id, instance.adapter.configuration(items))
-    elif method == "window/workDoneProgress/create":
+    elif method == PROGRESS_CREATE:
         _progress_create(instance, params)
         await _answer(instance, server_id, None)
     elif method == "client/registerCapability":
@@ -71,13 +72,20 @@ def _progress_create(instance: Instance, params: Any) -> None:
     # reports "finding references" so): only its client would have seen it alone. With
     # nothing in flight it is the server's own background work, and every client sees it.
     asker = instance.pending.most_recent_client()
-    owned = asker is not None and asker.id in instance.clients
-    candidates = [asker] if owned and asker is not None else list(instance.clients.values())
-    targets = {c.id for c in candidates if c.supports_progress}
+    if asker is not None and asker.id in instance.clients:
+        targets = {asker.id} if asker.supports_progress else set()
+    else:
+        # Background work: every client hears of it, a client without window progress in the
+        # server's other words if it has some (adapter.progress_notifications), and so does
+        # every client that joins while it runs, or before the server is warm (prologue.py).
+        targets = set(instance.clients)
+        instance.prologue.progress_created(token)
     instance.progress_routes[token] = targets
     for cid in targets:
-        # Each client must hear of the token before any $/progress with it.
-        instance.clients[cid].request("window/workDoneProgress/create", {"token": token})
+        client = instance.clients[cid]
+        if client.supports_progress:
+            # Each client must hear of the token before any $/progress with it.
+            client.request(PROGRESS_CREATE, {"token": token})
 
 
 __all__ = ["handle", "msgspec"]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, server_requests
+from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, progress_routes, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
@@ -77,6 +77,9 @@ def route_response(instance: Instance, env: Envelope) -> None:
     if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.done is not None:
+        if entry.method == "initialize":
+            # Whatever the server says from now on, it says after its InitializeResult.
+            instance.prologue.answered_initialize = True
         entry.reply = env
         entry.done.set()
         return
@@ -130,13 +133,14 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
     if method == "$/progress" and env.params is not UNSET:
         _route_progress(instance, env)
         return
-    instance.adapter.observe_notification(str(method), env.params)
+    adapter = instance.adapter
+    adapter.observe_notification(str(method), env.params)
     body = ev.encode(env)
     everyone = list(instance.clients.values())
-    if instance.adapter.extension_notification(str(method)):
+    if adapter.extension_notification(str(method)):
         # An extension a client turns on in its initializationOptions (clangd's
         # fileStatus): only clients that asked for it would get it from the server alone.
-        everyone = [c for c in everyone if instance.adapter.notification_wanted(str(method), c.initialization_options)]
+        everyone = [c for c in everyone if adapter.notification_wanted(str(method), c.initialization_options)]
     if str(method).startswith("textDocument/") and env.params is not UNSET:
         # Per-document news (clangd's fileStatus, say) concerns only the clients
         # holding that document: clangd sends one with nearly every request.
@@ -144,6 +148,14 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
         return
     for client in everyone:
         client.send(body)
+    # Whoever joins later is told it too (prologue.py), as a server of its own would have.
+    instance.prologue.notification(str(method), bytes(env.params) if env.params is not UNSET else b"", body)
+    _close_prologue_when_warm(instance)
+
+
+def _close_prologue_when_warm(instance: Instance) -> None:
+    if instance.prologue.open and not instance.warmup.busy():
+        instance.prologue.close()
 
 
 class _UriHead(msgspec.Struct):
@@ -182,17 +194,30 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
         owner, original = instance.client_tokens[token]
         owner.send(ev.notification("$/progress", ev.encode_value({"token": original, "value": head.value})))
         return
-    if isinstance(head.value, dict):
-        instance.adapter.observe_progress(token, head.value)
-        if head.value.get("kind") != "end":
+    value = head.value if isinstance(head.value, dict) else None
+    adapter = instance.adapter
+    fallback: list[bytes] = []
+    if value is not None:
+        # Asked before the adapter sees the value: an end still finds the token it ends.
+        fallback = progress_routes.fallback_bodies(instance, token, value)
+        adapter.observe_progress(token, value)
+        if value.get("kind") != "end":
             instance.warmup.saw_progress()
+        if instance.prologue.follows(token):
+            instance.prologue.progress(token, value, fallback)
     routes = instance.progress_routes.get(token)
-    if routes is None:
-        return
-    body = ev.encode(env)
-    for cid in list(routes):
-        client = instance.clients.get(cid)
-        if client is not None:
-            client.send(body)
-    if isinstance(head.value, dict) and head.value.get("kind") == "end":
-        instance.progress_routes.pop(token, None)
+    if routes is not None:
+        body = ev.encode(env)
+        for cid in list(routes):
+            client = instance.clients.get(cid)
+            if client is None:
+                continue
+            if client.supports_progress:
+                client.send(body)
+            else:
+                for other in fallback:
+                    client.send(other)
+        if value is not None and value.get("kind") == "end":
+            instance.progress_routes.pop(token, None)
+    if value is not None:
+        _close_prologue_when_warm(instance)

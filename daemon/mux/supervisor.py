@@ -135,8 +135,10 @@ class Supervisor:
             log.error("%s: %s", inst.name, exc)
             return inst.failure
         inst.link = link
-        # Every process starts cold: nothing cached from the old one is served.
+        # Every process starts cold: nothing cached from the old one is served, and what it
+        # says while starting is what later clients are greeted with (prologue.py).
         inst.warmup.restart()
+        inst.prologue.reset()
         reason = "exited"
         self._kill_reason = None
         try:
