@@ -193,6 +193,13 @@ class Adapter:
         """
         return method.encode() + b"\0" + _NUMBER.sub(b"#", params)
 
+    def background_progress(self, token: Any, begin: dict[str, Any]) -> bool | None:
+        """Whether a progress the server created is its own work rather than a request's, from its begin.
+
+        None: the daemon decides by whether a request was in flight when the server created the token.
+        """
+        return None
+
     def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:
         """What the server alone sends a client without `window.workDoneProgress` for this background progress.
 

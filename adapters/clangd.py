@@ -52,6 +52,10 @@ class ClangdAdapter(Adapter):
         """A client gets fileStatus only if it turned it on itself (the daemon turns it on for its own use)."""
         return method != FILE_STATUS or client_options.get("clangdFileStatus") is True
 
+    def background_progress(self, token: Any, begin: dict[str, Any]) -> bool | None:
+        """clangd's background index is its own work, whatever requests were in flight when it began."""
+        return True if token == BACKGROUND_INDEX_TOKEN else None
+
     def indexing(self) -> bool:
         """True between the background index's `begin` and `end`."""
         return self._background_index_running

@@ -110,6 +110,10 @@ class PyrightAdapter(Adapter):
                 return b"pyright: source files found"
         return super().restatement_key(method, params)
 
+    def background_progress(self, token: Any, begin: dict[str, Any]) -> bool | None:
+        """Analysis is untitled; a request's work has a title ("Finding references", "Executing command")."""
+        return not begin.get("title")
+
     def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:
         """pyright reports its analysis to a client without window progress as `pyright/*Progress`.
 

@@ -68,6 +68,8 @@ class Instance:
         self.registrations = RegistrationTable()
         self.diagnostics = DiagnosticsStore()
         self.progress_routes: dict[Any, set[int]] = {}
+        # Server-created tokens before their begin, with the request in flight at their create.
+        self.progress_pending: dict[Any, Pending | None] = {}
         self.folders = WorkspaceFolders(key.root)
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
@@ -360,7 +362,7 @@ class Instance:
             "open_documents": len(self.documents),
             "requests_served": self.requests_served,
             "in_flight": len(self.pending),
-            "progress_tokens": len(self.progress_routes) + len(self.client_tokens),
+            "progress_tokens": len(self.progress_routes) + len(self.progress_pending) + len(self.client_tokens),
             "prologue": self.prologue.status(),
             "restarts": self.restarts,
             "memory_mb": round(self.memory.rss_bytes / (1024 * 1024), 1) if link else 0.0,

@@ -115,6 +115,10 @@ class PendingTable:
                 best = entry
         return best.client if best else None
 
+    def most_recent(self) -> Pending | None:
+        """The request that reached the server last and is still open, the daemon's own included."""
+        return max(self._by_server.values(), key=lambda entry: entry.started, default=None)
+
     def drain(self) -> list[Pending]:
         """Remove and return everything (the server is gone)."""
         entries = list(self._by_server.values())

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lensmux.daemon.mux.progress_routes import PROGRESS_CREATE
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ log = logging.getLogger(__name__)
 # progress is still kept, compacted, so a late joiner still hears the server become ready.
 MAX_NOTIFICATIONS = 1000
 MAX_BYTES = 1024 * 1024
-
-PROGRESS_CREATE = "window/workDoneProgress/create"
 
 
 @dataclass(slots=True, eq=False)

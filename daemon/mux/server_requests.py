@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from lensmux.daemon.mux import registrations, server_request_owner
+from lensmux.daemon.mux import progress_routes, registrations, server_request_owner
 from lensmux.daemon.mux.client_caps import accepts_refresh
 from lensmux.daemon.mux.errors import ServerUnavailable
-from lensmux.daemon.mux.prologue import PROGRESS_CREATE
+from lensmux.daemon.mux.progress_routes import PROGRESS_CREATE
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, Id
 
@@ -66,26 +66,8 @@ async def _answer(instance: Instance, server_id: Id, result: Any) -> None:
 
 def _progress_create(instance: Instance, params: Any) -> None:
     token = params.get("token") if isinstance(params, dict) else None
-    if token is None:
-        return
-    # Progress created while a client's request is in flight is that request's (pyright
-    # reports "finding references" so): only its client would have seen it alone. With
-    # nothing in flight it is the server's own background work, and every client sees it.
-    asker = instance.pending.most_recent_client()
-    if asker is not None and asker.id in instance.clients:
-        targets = {asker.id} if asker.supports_progress else set()
-    else:
-        # Background work: every client hears of it, a client without window progress in the
-        # server's other words if it has some (adapter.progress_notifications), and so does
-        # every client that joins while it runs, or before the server is warm (prologue.py).
-        targets = set(instance.clients)
-        instance.prologue.progress_created(token)
-    instance.progress_routes[token] = targets
-    for cid in targets:
-        client = instance.clients[cid]
-        if client.supports_progress:
-            # Each client must hear of the token before any $/progress with it.
-            client.request(PROGRESS_CREATE, {"token": token})
+    if token is not None:
+        progress_routes.created(instance, token)
 
 
 __all__ = ["handle", "msgspec"]

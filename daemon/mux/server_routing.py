@@ -197,6 +197,12 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
     value = head.value if isinstance(head.value, dict) else None
     adapter = instance.adapter
     fallback: list[bytes] = []
+    if value is not None and token in instance.progress_pending:
+        if value.get("kind") == "begin":
+            progress_routes.begun(instance, token, value)
+        else:
+            # A report or end of a progress that never began: nobody was told of it.
+            instance.progress_pending.pop(token)
     if value is not None:
         # Asked before the adapter sees the value: an end still finds the token it ends.
         fallback = progress_routes.fallback_bodies(instance, token, value)

@@ -8,10 +8,13 @@ from typing import Any
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
+from lensmux.daemon.mux.cache import ResponseCache
 from lensmux.daemon.mux.diagnostics import DiagnosticsStore
 from lensmux.daemon.mux.documents import DocumentStore
 from lensmux.daemon.mux.pending import PendingTable
+from lensmux.daemon.mux.prologue import Prologue
 from lensmux.daemon.mux.registrations import RegistrationTable
+from lensmux.daemon.mux.warmup import Warmup
 
 
 class StubClient:
@@ -24,6 +27,11 @@ class StubClient:
         self.initialization_options: dict[str, Any] = {}
         self.initialized = True
         self.messages: list[dict[str, Any]] = []
+
+    @property
+    def supports_progress(self) -> bool:
+        window = self.capabilities.get("window")
+        return isinstance(window, dict) and bool(window.get("workDoneProgress"))
 
     def send(self, body: bytes) -> None:
         self.messages.append(json.loads(body))
@@ -60,6 +68,11 @@ class StubInstance:
         self.ready = True
         self.config = SimpleNamespace(timeouts=SimpleNamespace(for_method=lambda method: 30.0), pull_diagnostics=True)
         self.to_server: list[dict[str, Any]] = []
+        self.progress_routes: dict[Any, set[int]] = {}
+        self.progress_pending: dict[Any, Any] = {}
+        self.client_tokens: dict[str, Any] = {}
+        self.prologue = Prologue(self.name, self.adapter.restatement_key)
+        self.warmup = Warmup(self.name, self.adapter, ResponseCache(1 << 20), 3.0)
 
     def last_active_client(self) -> Any:
         """The first client stands in for the one a server request is routed to."""
