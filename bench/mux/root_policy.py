@@ -4,13 +4,16 @@
     python -m bench.mux.root_policy --layouts py-git c-cdb-repo --rounds 1
 
 A client (an agent toolkit, an editor, the daemon's own search) asks for a directory inside a
-repository. lensmux used to map it to the nearest ancestor holding one of the server's
-`root_markers` (`Adapter.find_root`). For each nested layout (bench/mux/root_layouts.py) this
-starts the server directly, with no lensmux in between, twice: initialized with the asked
-directory, and with the root `find_root` maps it to, each on a fresh copy of the layout; it runs
-the same session on a document of the sub-project (bench/mux/root_session.py) and compares what
-the client was told, with paths relative to the layout. A difference counts when it shows in
-every round; an aspect that differs between rounds at the same root is reported as unstable.
+repository; a multiplexer may map it to the nearest ancestor holding one of the server's root
+markers (MARKERS: the ones lsp-configs gave each server before the root policy) and share that
+root's server. For each nested layout (bench/mux/root_layouts.py) this starts the server
+directly, with no lensmux in between, on the asked directory and on the mapped root, each on a
+fresh copy of the layout, runs the same session on a document of the sub-project
+(bench/mux/root_session.py) and compares what the client was told, with paths relative to the
+layout. For pyright it also runs the mapped root with the asked directory as a second workspace
+folder (`nested`, what a multi-root editor sends). A difference counts when it shows in every
+round; an aspect that differs between rounds at the same root is reported as unstable. The
+column "lensmux uses" says which root this checkout's configuration gives the client.
 Results: bench/out/root_policy.json and .md; the table goes to docs/benchmarks.md, section
 *Roots: the asked root against the mapped root*.
 """
@@ -18,10 +21,12 @@ Results: bench/out/root_policy.json and .md; the table goes to docs/benchmarks.m
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -84,36 +89,56 @@ def _lensmux_root(layout: Layout, base: Path) -> str:
 
 
 def _one(layout: Layout, work: Path, round_no: int, kind: str) -> dict[str, Any]:
+    """One session: on the asked root, on the mapped root, or (`nested`) on the mapped root naming the asked
+    directory as a second workspace folder, as a multi-root editor does."""
     base = work / f"r{round_no}" / layout.name / kind
     layout.write(base)
-    root = _roots(layout, base)[kind]
+    roots = _roots(layout, base)
     config = load_config(NO_USER_CONFIG).servers[layout.server]
-    session = anyio.run(run_session, layout, base, root, config)
+    if kind == "nested":
+        session = anyio.run(run_session, layout, base, roots["mapped"], config, (roots["asked"],))
+    else:
+        session = anyio.run(run_session, layout, base, roots[kind], config)
     session["lensmux_root"] = _lensmux_root(layout, base)
     print(f"  {layout.name} round {round_no} {kind} root {session['root']}: {session['numbers']}", file=sys.stderr)
     return session
 
 
-def _differs(a: Any, b: Any) -> Any:
+def _kinds(layout: Layout, work: Path) -> tuple[str, ...]:
+    """The sessions a layout gets: a nested-folder one where pyright's roots differ (clangd ignores folders)."""
+    probe = work / "probe" / layout.name
+    layout.write(probe)
+    roots = _roots(layout, probe)
+    return (*KINDS, "nested") if layout.server == "pyright" and roots["asked"] != roots["mapped"] else KINDS
+
+
+def _counts(values: list[Any]) -> Counter[str]:
+    return Counter(json.dumps(v, sort_keys=True) if not isinstance(v, str) else v for v in values)
+
+
+def _differs(a: Any, b: Any, names: tuple[str, str] = KINDS) -> Any:
     """None when equal; else what only each side has (lists), or both values."""
     if a == b:
         return None
     if isinstance(a, list) and isinstance(b, list):
-        return {"only_asked": [x for x in a if x not in b], "only_mapped": [x for x in b if x not in a]}
+        # As multisets: pyright lists a symbol twice when two of its workspaces hold the file.
+        only_a, only_b = _counts(a) - _counts(b), _counts(b) - _counts(a)
+        return {f"only_{names[0]}": list(only_a.elements()), f"only_{names[1]}": list(only_b.elements())}
     if isinstance(a, dict) and isinstance(b, dict):
-        out = {k: _differs(a.get(k), b.get(k)) for k in sorted(set(a) | set(b))}
+        out = {k: _differs(a.get(k), b.get(k), names) for k in sorted(set(a) | set(b))}
         return {k: v for k, v in out.items() if v is not None}
-    return {"asked": a, "mapped": b}
+    return {names[0]: a, names[1]: b}
 
 
-def compare(sessions: list[dict[str, dict[str, Any]]]) -> dict[str, Any]:
-    """Differences between the roots seen in every round, and aspects unstable between rounds."""
-    per_round = [_differs(s["asked"]["observed"], s["mapped"]["observed"]) or {} for s in sessions]
+def compare(sessions: list[dict[str, dict[str, Any]]], names: tuple[str, str] = KINDS) -> dict[str, Any]:
+    """Differences between two kinds of session seen in every round, and aspects unstable between rounds."""
+    first, second = names
+    per_round = [_differs(s[first]["observed"], s[second]["observed"], names) or {} for s in sessions]
     stable = {aspect: diff for aspect, diff in per_round[0].items() if all(aspect in r for r in per_round)}
     unstable = sorted(
         {
             aspect
-            for kind in KINDS
+            for kind in names
             for s in sessions[1:]
             for aspect in (_differs(sessions[0][kind]["observed"], s[kind]["observed"]) or {})
         }
@@ -143,8 +168,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         for layout in layouts:
             sessions = []
+            kinds = _kinds(layout, work)
             for round_no in range(1, args.rounds + 1):
-                order = KINDS if round_no % 2 else tuple(reversed(KINDS))
+                order = kinds if round_no % 2 else tuple(reversed(kinds))
                 sessions.append({kind: _one(layout, work, round_no, kind) for kind in order})
             numbers = {
                 kind: {
@@ -161,6 +187,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     "lensmux_root": sessions[0]["asked"]["lensmux_root"],
                     "numbers": numbers,
                     **compare(sessions),
+                    "nested": compare(sessions, ("nested", "mapped")) if "nested" in kinds else None,
                     "sessions": sessions,
                 }
             )
@@ -182,14 +209,15 @@ def _files(layout: dict[str, Any]) -> str:
     return " / ".join(f[0].replace("Found ", "").replace(" source files", "") for f in found)
 
 
-def _detail(aspect: str, diff: Any) -> list[str]:
-    if isinstance(diff, dict) and ("only_asked" in diff or "asked" in diff):
-        if "only_asked" in diff:
-            lines = [f"  - {aspect}, only at the asked root: `{x}`" for x in diff["only_asked"]]
-            return lines + [f"  - {aspect}, only at the mapped root: `{x}`" for x in diff["only_mapped"]]
-        return [f"  - {aspect}: asked `{diff['asked']}`, mapped `{diff['mapped']}`"]
+def _detail(aspect: str, diff: Any, names: tuple[str, str] = KINDS) -> list[str]:
+    """Markdown list items for one aspect's difference (nested dicts name the sub-aspect)."""
+    first, second = names
+    if isinstance(diff, dict) and f"only_{first}" in diff:
+        return [f"  - {aspect}, only {kind}: `{x}`" for kind in names for x in diff[f"only_{kind}"]]
+    if isinstance(diff, dict) and first in diff:
+        return [f"  - {aspect}: {first} `{diff[first]}`, {second} `{diff[second]}`"]
     if isinstance(diff, dict):
-        return [line for key, sub in diff.items() for line in _detail(f"{aspect} {key}", sub)]
+        return [line for key, sub in diff.items() for line in _detail(f"{aspect} {key}", sub, names)]
     return [f"  - {aspect}: {diff}"]
 
 
@@ -203,7 +231,8 @@ def render(result: dict[str, Any]) -> str:
         *machine_lines(result),
         "",
         "Each server alone (no lensmux), started once on the directory the client asked for and once on the root "
-        "`find_root` maps it to; the same session on a document of the sub-project; paths relative to the layout. "
+        "the nearest marker maps it to; the same session on a document of the sub-project; paths relative to the "
+        "layout. "
         f"Medians of {result['settings']['rounds']} rounds (asked / mapped); a difference counts when every round "
         "shows it.",
         "",
@@ -234,6 +263,19 @@ def render(result: dict[str, Any]) -> str:
                 f"  - unstable between rounds: {', '.join(lay['unstable']) or '-'}; "
                 f"differing in some rounds only: {', '.join(lay['sometimes']) or '-'}"
             )
+    nested = [lay for lay in result["layouts"] if lay.get("nested")]
+    if nested:
+        lines += [
+            "",
+            "A client on the mapped root that also names the sub-project as a workspace folder (a multi-root "
+            "editor): pyright alone serves the sub-project's files from a workspace of their own; what differs "
+            "from the session on the mapped root alone (`nested` / `mapped`):",
+            "",
+        ]
+        for lay in nested:
+            lines.append(f"- **{lay['name']}**: {', '.join(lay['nested']['differences']) or 'nothing'}")
+            for aspect, diff in lay["nested"]["differences"].items():
+                lines += _detail(aspect, diff, ("nested", "mapped"))
     return "\n".join(lines) + "\n"
 
 

@@ -26,6 +26,7 @@ from typing import Any
 import anyio
 from support.daemon_proc import VENV_BIN
 from support.lsp_connection import LspTimeout
+from support.lsp_defaults import initialize_params
 from support.lspclient import LspClient, LspResponseError
 
 from bench.mux.root_layouts import Layout, Probe
@@ -200,8 +201,26 @@ async def _wait_ready(client: LspClient, layout: Layout, uri: str, clock: _Clock
         tg.start_soon(enumerated if layout.server == "pyright" else indexed)
 
 
-async def run_session(layout: Layout, base: Path, root: Path, config: ServerConfig) -> dict[str, Any]:
-    """One direct session on `root` of the layout written at `base`; what the client was told."""
+async def _initialize(client: LspClient, root: Path, folders: tuple[Path, ...], config: ServerConfig) -> None:
+    """`initialize` for `root`, naming `folders` as further workspace folders (as a multi-root editor does)."""
+    params = initialize_params(
+        root,
+        client_name=client.name,
+        capabilities=None,
+        workspace_folders=True,
+        process_id=None,
+        initialization_options=config.initialization_options or None,
+    )
+    params["workspaceFolders"] += [{"uri": f.as_uri(), "name": f.name} for f in folders]
+    client.workspace_folders = params["workspaceFolders"]
+    await client.request("initialize", params, timeout=120)
+    await client.notify("initialized", {})
+
+
+async def run_session(
+    layout: Layout, base: Path, root: Path, config: ServerConfig, folders: tuple[Path, ...] = ()
+) -> dict[str, Any]:
+    """One direct session on `root` (and `folders`) of the layout written at `base`; what the client was told."""
     adapter = adapter_for(config)
     norm = Normaliser(base)
     argv = adapter.command(root, os.getpid())
@@ -214,7 +233,7 @@ async def run_session(layout: Layout, base: Path, root: Path, config: ServerConf
     ):
         client.on_server_request("workspace/configuration", lambda p: adapter.configuration(p.get("items", [])))
         tg.start_soon(_sample_rss, client, clock, stop)
-        await client.initialize(root, initialization_options=config.initialization_options or None, timeout=120)
+        await _initialize(client, root, folders, config)
         document = base / layout.document
         uri = await client.open(document, layout.language)
         await _wait_ready(client, layout, uri, clock)
