@@ -81,7 +81,11 @@ class Adapter:
         return self.config.name
 
     def find_root(self, hint: Path) -> Path:
-        """The nearest ancestor of `hint` (itself included) holding any root marker."""
+        """The instance root for a client that asked for `hint`: the nearest ancestor holding a root marker.
+
+        A server configured with no markers (pyright) runs on exactly the directory asked for: its
+        answers depend on its root, so only clients asking for the same root may share it.
+        """
         start = hint if hint.is_dir() else hint.parent
         for directory in (start, *start.parents):
             if any(_has_marker(directory, m) for m in self.config.root_markers):

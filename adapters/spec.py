@@ -31,6 +31,8 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     command: str
     args: list[str] = []
     adapter: str = "generic"
+    # A client's root maps to the nearest ancestor holding one of these, which clients below it share;
+    # none: the instance root is the root the client asked for (for servers whose answers depend on it).
     root_markers: list[str] = []
     languages: dict[str, list[str]] = {}
     initialization_options: dict[str, Any] = {}

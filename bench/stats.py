@@ -197,6 +197,18 @@ def group_cpu_seconds(pgid: int) -> float:
     return total / ticks
 
 
+def group_rss_kib(pgid: int) -> int:
+    """Resident memory (VmRSS) of the live processes of group `pgid` (a server and its workers), in KiB."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[2]) == pgid:
+                total += memory_kib(int(stat.parent.name))
+        except (OSError, IndexError, ValueError):
+            continue  # ended while we looked
+    return total
+
+
 def memory_kib(pid: int, field: str = "VmRSS") -> int:
     """One memory line of /proc/PID/status (VmRSS, VmHWM, ...) in KiB; 0 once the process is gone."""
     try:

@@ -62,7 +62,12 @@ class InstanceRegistry:
         return None
 
     def key_for(self, server: str, hint: Path) -> InstanceKey:
-        """Normalise a client's root to the server's root markers."""
+        """The instance a client asking for `hint` shares: the asked root, or the nearest marker above it.
+
+        Servers configured with root markers (clangd) map to the nearest ancestor holding one, since
+        their answers were measured not to depend on where below it they start; the others (pyright)
+        run on exactly the asked root (docs/sharing.md, "Roots and workspace folders").
+        """
         cfg = self.config.servers[server]
         root = adapter_for(cfg).find_root(hint.resolve())
         return InstanceKey(server, cfg.fingerprint(), root)

@@ -43,15 +43,17 @@ def test_invalid_config_names_file_and_key_path(tmp_path: Path) -> None:
     assert str(path) in str(err.value) and "$.daemon.idle_timeout" in str(err.value)
 
 
-def test_root_is_nearest_ancestor_with_a_marker(tmp_path: Path) -> None:
+def test_root_is_nearest_ancestor_with_a_marker_or_the_asked_one(tmp_path: Path) -> None:
     config = load_config(tmp_path / "none.toml")
     (tmp_path / "repo/.git").mkdir(parents=True)
     (tmp_path / "repo/sub/deep").mkdir(parents=True)
     (tmp_path / "repo/sub/compile_commands.json").write_text("[]")
+    (tmp_path / "repo/pyproject.toml").write_text("")
     clangd = adapter_for(config.servers["clangd"])
     assert clangd.find_root(tmp_path / "repo/sub/deep") == tmp_path / "repo/sub"
+    # pyright has no markers: its answers depend on its root, so it runs on the one asked for.
     pyright = adapter_for(config.servers["pyright"])
-    assert pyright.find_root(tmp_path / "repo/sub/deep") == tmp_path / "repo"
+    assert pyright.find_root(tmp_path / "repo/sub/deep") == tmp_path / "repo/sub/deep"
     # No marker anywhere: the editor's own root stands.
     (tmp_path / "loose").mkdir()
     assert pyright.find_root(tmp_path / "loose") == tmp_path / "loose"
