@@ -81,22 +81,27 @@ class DocumentStore:
         doc = self._docs.get(uri)
         return list(doc.holders) if doc else []
 
-    def open(self, client: int, params: dict[str, Any], *, disk_text: str | None = None) -> list[ServerNotice]:
+    def open(
+        self, client: int, params: dict[str, Any], *, disk_text: str | None = None, disk_epoch: int | None = None
+    ) -> list[ServerNotice]:
         """A client's didOpen; opens on the server only for the first holder.
 
         When the newcomer's text differs from the open one, its text wins
         unless it is just `disk_text` (the file as saved) while the open
         document has unsaved edits: opening a file never reverts them.
+        `disk_epoch`: `disk_text` was read at that disk epoch; a first open with
+        exactly that text is pristine, as the daemon's own opens are.
         """
         item = params["textDocument"]
         uri, text = item["uri"], item.get("text", "")
         client_version = int(item.get("version", 0))
         doc = self._docs.get(uri)
         if doc is None:
-            doc = Document(uri, item.get("languageId", ""), text, 1)
+            pristine = disk_epoch if disk_text is not None and text == disk_text else None
+            doc = Document(uri, item.get("languageId", ""), text, 1, pristine_epoch=pristine)
             doc.set_holder(client, client_version)
             self._docs[uri] = doc
-            return [ServerNotice("textDocument/didOpen", self._open_params(doc))]
+            return [ServerNotice("textDocument/didOpen", self._open_params(doc), pristine)]
         if doc.text == text or (disk_text is not None and text == disk_text):
             doc.set_holder(client, client_version)
             return []

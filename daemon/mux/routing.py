@@ -269,14 +269,18 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
     uri = params["textDocument"].get("uri")
     if method == "textDocument/didOpen":
         # Read before taking the document lock; compared inside it, against
-        # whatever the document holds by then.
-        disk = await _disk_text(uri) if docs.get(str(uri)) is not None else None
+        # whatever the document holds by then. Also for a first open where a saved
+        # file opened changes no answer (pyright): agents open a file before each
+        # question and close it after, and their answers stay shared in the cache.
+        epoch = instance.cache.disk_epoch
+        wanted = docs.get(str(uri)) is not None or not instance.adapter.opening_saved_files_changes_answers
+        disk = await _disk_text(uri) if wanted else None
         shared = False
 
         def open_document() -> list[ServerNotice]:
             nonlocal shared
             shared = docs.get(str(uri)) is not None
-            return docs.open(client.id, params, disk_text=disk)
+            return docs.open(client.id, params, disk_text=disk, disk_epoch=epoch)
 
         await instance.sync_documents(open_document)
         diagnostics.opened(instance, client, str(uri), shared=shared)

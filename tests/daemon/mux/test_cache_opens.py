@@ -106,3 +106,19 @@ async def test_an_identical_question_of_the_daemons_own_in_flight_is_asked_once(
         await server_routing.from_server(clangd, Envelope(id=sent[0]["id"], result=Raw(b"[1]")))
     assert answers == [[1], [1]]
     assert _cached(clangd) == b"[1]"
+
+
+async def test_a_client_opening_and_closing_a_saved_file_keeps_pyrights_answers(tmp_path: Path) -> None:
+    """Agents open a file before each question and close it after: their answers stay shared."""
+    pyright = _instance(tmp_path, "pyright")
+    _cache_answer(pyright)
+    epoch = pyright.cache.disk_epoch
+    opened = {"textDocument": {"uri": URI, "languageId": "python", "version": 1, "text": "x = 1\n"}}
+    await pyright.sync_documents(lambda: pyright.documents.open(7, opened, disk_text="x = 1\n", disk_epoch=epoch))
+    assert _cached(pyright) == b"[1]"
+    await pyright.sync_documents(lambda: pyright.documents.close(7, URI))
+    assert _cached(pyright) == b"[1]"
+    # A buffer that is not the saved file is another text for the server: answers go.
+    unsaved = {"textDocument": {**opened["textDocument"], "text": "x = 2\n"}}
+    await pyright.sync_documents(lambda: pyright.documents.open(7, unsaved, disk_text="x = 1\n", disk_epoch=epoch))
+    assert _cached(pyright) is None
