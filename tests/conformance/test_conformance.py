@@ -37,6 +37,9 @@ ASPECTS = (
     "registrations",
     "progress",
     "notifications",
+    "startup",
+    "log_messages",
+    "progress_messages",
 )
 
 
