@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from conformance.agent_plans import PLANS
 from conformance.agent_runner import CROWD, Crowd, crowd_agents, run_crowd
 from conformance.profiles import load_profile, profile_names
-from conformance.xfails import AGENT_TIMING, AGENT_XFAILS
+from conformance.run_once import RunOnce
+from conformance.xfails import AGENT_TIMING, AGENT_XFAILS, xfail_marks
 
 pytestmark = [pytest.mark.slow]
 
@@ -42,30 +42,14 @@ AGENT_ASPECTS = (
 UNAVAILABLE = {"omnisharp": "OmniSharp is not installed here (no registry this project reaches ships it)"}
 
 
-class Crowds:
-    """Each server's crowd is run once per test session, on first use."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.done: dict[str, Crowd | BaseException] = {}
-
-    def get(self, server: str) -> Crowd:
-        """The server's runs (a failed run fails every comparison of that server)."""
-        if server not in self.done:
-            try:
-                self.done[server] = run_crowd(server, self.base / server)
-            except Exception as exc:
-                self.done[server] = exc
-        outcome = self.done[server]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+Crowds = RunOnce[str, Crowd]
 
 
 @pytest.fixture(scope="session")
 def crowds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Crowds]:
-    """The session-wide cache of agent crowd runs."""
-    yield Crowds(tmp_path_factory.mktemp("agents"))
+    """The session-wide cache of agent runs: each server's crowd is run once, on first use."""
+    base = tmp_path_factory.mktemp("agents")
+    yield RunOnce(lambda server: run_crowd(server, base / server))
 
 
 def _params() -> list[object]:
@@ -73,11 +57,7 @@ def _params() -> list[object]:
     for server in sorted(PLANS):
         for agent, profile in crowd_agents(server):
             for aspect in AGENT_ASPECTS:
-                key = (server, profile, aspect)
-                reason = AGENT_XFAILS.get(key)
-                # Strict: a fix makes the comparison pass, and the entry must then go; only where the
-                # server alone behaves differently from run to run is a pass tolerated (AGENT_TIMING).
-                marks = [pytest.mark.xfail(strict=key not in AGENT_TIMING, reason=reason)] if reason else []
+                marks = xfail_marks((server, profile, aspect), AGENT_XFAILS, AGENT_TIMING)
                 out.append(pytest.param(server, agent, aspect, marks=marks, id=f"{server}-{agent}-{aspect}"))
     return out
 

@@ -10,6 +10,8 @@ aspect): they hold for every agent of that profile in the crowd.
 
 from __future__ import annotations
 
+import pytest
+
 PYRIGHT_PAUSE = (
     "timing: next to the busy partner, this client's cross-file references (and at times the symbols of its "
     "added folder) lack callers pyright alone finds: on every profile in some whole runs, on none in others, "
@@ -37,6 +39,13 @@ EDITOR_LATE_JOINER = (
     "(the added folder's 'Starting service instance \"extra\"' ... 'Found 1 source file')"
 )
 
+EDITOR_PROGRESS = (
+    "timing: failed once (pyright/neovim-0.7, content not kept) in two whole runs of the suite, and passed in "
+    "the other run and in four runs of that pair alone. Whether pyright reports an analysis pass as $/progress "
+    "('N files to analyze') depends on whether the pass outlasts one time slice, alone and shared alike; the "
+    "aspect compares the distinct kinds of progress told, so an analysis report on one side only is a difference"
+)
+
 XFAILS: dict[tuple[str, str, str], str] = {
     **{("pyright", profile, aspect): PYRIGHT_PAUSE for profile, aspect in _PYRIGHT_TIMED},
     **{
@@ -44,9 +53,12 @@ XFAILS: dict[tuple[str, str, str], str] = {
         for profile in _PYRIGHT_PROFILES
         for aspect in ("startup", "log_messages")
     },
+    **{("pyright", profile, "progress_messages"): EDITOR_PROGRESS for profile in _PYRIGHT_PROFILES},
 }
 
-TIMING: frozenset[tuple[str, str, str]] = frozenset(("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED)
+TIMING: frozenset[tuple[str, str, str]] = frozenset(
+    ("pyright", profile, aspect) for profile, aspect in _PYRIGHT_TIMED
+) | frozenset(("pyright", profile, "progress_messages") for profile in _PYRIGHT_PROFILES)
 
 # -- agents among many clients (test_agents.py): (server, agent profile, aspect) -> reason ---------
 
@@ -129,3 +141,15 @@ AGENT_XFAILS: dict[tuple[str, str, str], str] = {
 AGENT_TIMING: frozenset[tuple[str, str, str]] = frozenset(
     key for key, reason in AGENT_XFAILS.items() if reason is ANALYSIS_PROGRESS
 )
+
+
+def xfail_marks(
+    key: tuple[str, str, str], reasons: dict[tuple[str, str, str], str], timing: frozenset[tuple[str, str, str]]
+) -> list[pytest.MarkDecorator]:
+    """The xfail mark of one comparison, if it is a known failure.
+
+    Strict: a fix makes the comparison pass, and the entry must then go. Only where today's
+    failure depends on timing (`timing`) is a pass tolerated.
+    """
+    reason = reasons.get(key)
+    return [pytest.mark.xfail(strict=key not in timing, reason=reason)] if reason else []
