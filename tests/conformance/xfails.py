@@ -113,10 +113,9 @@ ANALYSIS_PROGRESS = (
     "declared workDoneProgress, pyright sends $/progress, and that goes only to clients that declared it"
 )
 
-_LATE = {"startup": AGENT_LATE_JOINER, "log_messages": AGENT_LATE_JOINER}
 AGENT_XFAILS: dict[tuple[str, str, str], str] = {
-    **{("pyright", "serena", aspect): reason for aspect, reason in _LATE.items()},
     ("pyright", "serena", "startup"): SERENA_NOT_READY,
+    ("pyright", "serena", "log_messages"): AGENT_LATE_JOINER,
     ("pyright", "serena", "diagnostics"): PYRIGHT_CLOSE,
     ("pyright", "serena", "progress_messages"): ANALYSIS_PROGRESS,
     ("pyright", "mcp-language-server", "startup"): AGENT_LATE_JOINER,
