@@ -97,9 +97,9 @@ class BusyEditor:
         # the server's applyEdit comes back.
         await self.client.start_request("workspace/symbol", {"query": "f", "workDoneToken": f"b{self.rounds}.ws"})
 
-    async def keep_busy(self, stop: anyio.Event) -> None:
-        """Rounds until stop is set."""
+    async def keep_busy(self, stop: anyio.Event, pause: float = 0.2) -> None:
+        """Rounds until stop is set, `pause` seconds apart."""
         while not stop.is_set():
             await self.round()
-            with anyio.move_on_after(0.2):
+            with anyio.move_on_after(pause):
                 await stop.wait()

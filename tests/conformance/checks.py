@@ -22,11 +22,9 @@ REFRESH_CAPABILITY = {
 NOISE = frozenset({"$/progress", "window/workDoneProgress/create", "window/logMessage"})
 
 
-def record_protocol_checks(transcript: Transcript, client: LspClient, profile: Profile, server: str) -> None:
-    """Registrations kept as the server made them; refreshes and progress only as declared."""
+def record_registrations(transcript: Transcript, client: LspClient) -> None:
+    """The server's registrations in force for this client at the end (ids are the server's to pick)."""
     live: dict[str, Any] = {}
-    refreshes: list[str] = []
-    created: set[Any] = set()
     for method, params in client.server_requests:
         if method == "client/registerCapability":
             for reg in params.get("registrations", []):
@@ -34,13 +32,21 @@ def record_protocol_checks(transcript: Transcript, client: LspClient, profile: P
         elif method == "client/unregisterCapability":
             for reg in params.get("unregisterations", params.get("unregistrations", [])):
                 live.pop(reg.get("id"), None)
-        elif method == "window/workDoneProgress/create":
+    transcript.record("registrations", "registrations in force at the end", sorted_unique(list(live.values())))
+
+
+def record_protocol_checks(transcript: Transcript, client: LspClient, profile: Profile, server: str) -> None:
+    """Registrations kept as the server made them; refreshes and progress only as declared."""
+    refreshes: list[str] = []
+    created: set[Any] = set()
+    for method, params in client.server_requests:
+        if method == "window/workDoneProgress/create":
             created.add(_hashable(params.get("token")))
         elif method in REFRESH_CAPABILITY:
             declared = profile.declares(server, *REFRESH_CAPABILITY[method])
             if not (isinstance(declared, dict) and declared.get("refreshSupport") is True):
                 refreshes.append(method)
-    transcript.record("registrations", "registrations in force at the end", sorted_unique(list(live.values())))
+    record_registrations(transcript, client)
     transcript.record("registrations", "refresh requests the client never declared", sorted(set(refreshes)))
     supplied = {
         _hashable(m["params"].get(key))

@@ -20,6 +20,7 @@ from conformance.checks import NOISE, REFRESH_CAPABILITY, record_protocol_checks
 from conformance.positions import lsp_position, negotiated_encoding, position_of, to_code_points
 from conformance.profiles import Profile
 from conformance.servers import EDIT_TEXT, ERROR_TEXT, NEW_NAME, ServerCase
+from conformance.told import before_first_answer, record_told
 from conformance.transcript import Transcript, outcome, sorted_unique
 
 
@@ -124,6 +125,7 @@ class Session:
         await self.workspace_folders()
         await self.close()
         record_protocol_checks(self.transcript, self.client, self.profile, self.case.name)
+        record_told(self.transcript, self.client)
         self.transcript.keep_messages(self.client.sent_messages, self.client.messages)
         return self.transcript
 
@@ -131,8 +133,11 @@ class Session:
         """`initialize` with the profile's params, then `initialized`."""
         params = self.profile.initialize_params(self.case.name, self.root)
         self.client.workspace_folders = params["workspaceFolders"]
-        result = await self.client.request("initialize", params, timeout=120)
+        pending = await self.client.start_request("initialize", params)
+        result = await pending.result(timeout=120)
         self.client.initialize_result = result
+        told = before_first_answer(self.client, pending.id)
+        self.transcript.record("startup", "told before the InitializeResult", told)
         await self.client.notify("initialized", {})
         await settle(self.client)  # registrations that follow `initialized` decide push or pull
         self.encoding = negotiated_encoding(result)

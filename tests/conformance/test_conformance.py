@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from conformance.profiles import profile_names
+from conformance.run_once import RunOnce
 from conformance.runner import Pair, run_pair
 from conformance.servers import CASES
-from conformance.xfails import TIMING, XFAILS
+from conformance.xfails import TIMING, XFAILS, xfail_marks
 
 pytestmark = [pytest.mark.slow]
 
@@ -37,34 +37,20 @@ ASPECTS = (
     "registrations",
     "progress",
     "notifications",
+    "startup",
+    "log_messages",
+    "progress_messages",
 )
 
 
-class Runs:
-    """Each (server, profile) pair is run once per test session, on first use."""
-
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.done: dict[tuple[str, str], Pair | BaseException] = {}
-
-    def get(self, server: str, profile: str) -> Pair:
-        """The pair's transcripts, running it now if needed (a failed run fails every aspect)."""
-        key = (server, profile)
-        if key not in self.done:
-            try:
-                self.done[key] = run_pair(server, profile, self.base / f"{server}-{profile}")
-            except Exception as exc:
-                self.done[key] = exc
-        outcome = self.done[key]
-        if isinstance(outcome, BaseException):
-            raise outcome
-        return outcome
+Runs = RunOnce[tuple[str, str], Pair]
 
 
 @pytest.fixture(scope="session")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
-    """The session-wide cache of conformance runs."""
-    yield Runs(tmp_path_factory.mktemp("conformance"))
+    """The session-wide cache of conformance runs: each (server, profile) pair is run once, on first use."""
+    base = tmp_path_factory.mktemp("conformance")
+    yield RunOnce(lambda key: run_pair(key[0], key[1], base / f"{key[0]}-{key[1]}"))
 
 
 def _params() -> list[object]:
@@ -76,11 +62,7 @@ def _params() -> list[object]:
                     aspect == "quickfix" and not case.quickfix_at
                 ):
                     continue
-                key = (server, profile, aspect)
-                reason = XFAILS.get(key)
-                # Strict: a fix makes the comparison pass, and the entry must then go. Only where
-                # today's failure depends on timing is a pass tolerated (see xfails.TIMING).
-                marks = [pytest.mark.xfail(strict=key not in TIMING, reason=reason)] if reason else []
+                marks = xfail_marks((server, profile, aspect), XFAILS, TIMING)
                 out.append(pytest.param(server, profile, aspect, marks=marks, id=f"{server}-{profile}-{aspect}"))
     return out
 
@@ -88,7 +70,7 @@ def _params() -> list[object]:
 @pytest.mark.parametrize(("server", "profile", "aspect"), _params())
 def test_shared_server_is_invisible(runs: Runs, server: str, profile: str, aspect: str) -> None:
     """The aspect of the first client's transcript is the same alone and through lensmux."""
-    pair = runs.get(server, profile)
+    pair = runs.get((server, profile))
     assert pair.partner_rounds >= 2, "the second client was not busy during the session"
     shared, direct = pair.shared.aspect(aspect), pair.direct.aspect(aspect)
     assert shared == direct, (
@@ -102,7 +84,7 @@ def test_shared_server_is_invisible(runs: Runs, server: str, profile: str, aspec
 @pytest.mark.parametrize("server", sorted(CASES))
 def test_direct_session_exercises_the_protocol(runs: Runs, server: str, profile: str) -> None:
     """Against the server alone, the session really gets answers (so a comparison can fail)."""
-    direct = runs.get(server, profile).direct
+    direct = runs.get((server, profile)).direct
     answers = dict(direct.aspect("navigation"))
     assert answers["definition"]["result"], answers
     assert len(answers["references"]["result"]) >= 2, answers

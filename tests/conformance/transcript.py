@@ -30,6 +30,8 @@ class Transcript:
     base: Path
     aspects: dict[str, list[tuple[str, Any]]] = field(default_factory=dict)
     messages: list[tuple[str, Any]] = field(default_factory=list)
+    # Observations kept for the report but never compared (they depend on timing).
+    notes: dict[str, Any] = field(default_factory=dict)
 
     def record(self, aspect: str, label: str, value: Any) -> None:
         """Add one normalised observation under aspect."""

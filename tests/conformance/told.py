@@ -1,0 +1,95 @@
+"""What a client is told besides answers: log and show messages, progress, its start-up.
+
+A server alone tells its one client how it starts ("Found 45 source files"), what it logs while
+it works and how its analysis progresses; agents wait for exactly those lines before their first
+request. These are recorded as their own aspects (log_messages, progress_messages, startup) so
+that each is compared, and marked as a known failure, on its own. Free in them: durations,
+progress tokens and percentages (how far a server got between two reports is timing).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from support.lspclient import LspClient
+
+from conformance.transcript import Transcript, sorted_unique
+
+LOG = "window/logMessage"
+SHOW = "window/showMessage"
+PROGRESS = "$/progress"
+# pyright's own progress, sent instead of $/progress to a client without window.workDoneProgress.
+PYRIGHT_PROGRESS = ("pyright/beginProgress", "pyright/reportProgress", "pyright/endProgress")
+TOLD = frozenset({LOG, SHOW, PROGRESS, *PYRIGHT_PROGRESS})
+
+# "(123ms)", "in 1.5 s", "took 40 ms": how long something took is timing, not content.
+DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|sec|seconds|s)\b")
+# In a progress report, how far the server got ("12 files to analyze") is timing too.
+COUNT = re.compile(r"\d+")
+PLURAL = re.compile(r"\$N (\w+?)s\b")
+
+
+def normalise_text(text: str) -> str:
+    """A message's text with durations blanked (paths and pids are the transcript's to blank)."""
+    return DURATION.sub("$DURATION", text)
+
+
+def _progress_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    # "1 file to analyze" and "2 files to analyze" are the same report.
+    return PLURAL.sub(r"$N \1", COUNT.sub("$N", value))
+
+
+def told_item(method: str, params: Any) -> Any:
+    """One log, show or progress notification as compared."""
+    if method in (LOG, SHOW):
+        return [method, params.get("type"), normalise_text(str(params.get("message", "")))]
+    if method == PROGRESS:
+        value = params.get("value") if isinstance(params, dict) else None
+        value = value if isinstance(value, dict) else {}
+        return [method, {k: _progress_text(v) for k, v in value.items() if k != "percentage"}]
+    if isinstance(params, dict):
+        return [method, {k: _progress_text(v) for k, v in params.items() if k != "percentage"}]
+    return [method, _progress_text(params)]
+
+
+def collapse(items: list[Any]) -> list[Any]:
+    """items without consecutive repeats (how many reports a server sends in between is timing)."""
+    return [item for i, item in enumerate(items) if i == 0 or item != items[i - 1]]
+
+
+def told_sequence(notifications: list[tuple[str, Any]]) -> list[Any]:
+    """The log, show and progress notifications among `notifications`, in the order they came."""
+    return [told_item(method, params or {}) for method, params in notifications if method in TOLD]
+
+
+def record_told(transcript: Transcript, client: LspClient) -> None:
+    """The log and show messages and the progress the client was told over its whole session."""
+    notes = client.notifications
+    messages = [told_item(m, p) for m, p in notes if m in (LOG, SHOW)]
+    transcript.record("log_messages", "log and show messages, in order", messages)
+    # Progress per token (tokens are free, and reports of two tokens may interleave as they like).
+    # Compared as the distinct kinds of progress told: how often a server reports the same work
+    # (once per try of a request asked again, once per analysis pass) is timing.
+    by_token: dict[str, list[Any]] = {}
+    for method, params in notes:
+        if method == PROGRESS and isinstance(params, dict):
+            by_token.setdefault(repr(params.get("token")), []).append(told_item(method, params)[1])
+    reports = sorted_unique([collapse(items) for items in by_token.values()])
+    transcript.record("progress_messages", "$/progress: the distinct reports of one token", reports)
+    pyright_own = sorted_unique([told_item(m, p) for m, p in notes if m in PYRIGHT_PROGRESS])
+    transcript.record("progress_messages", "pyright/*Progress: the distinct notifications", pyright_own)
+
+
+def before_first_answer(client: LspClient, first_request_id: Any) -> list[Any]:
+    """What the client was told (log, show, progress) before the answer to `first_request_id`."""
+    told: list[Any] = []
+    for message in client.messages:
+        if message.get("id") == first_request_id and "method" not in message:
+            break
+        method = message.get("method")
+        if method in TOLD and "id" not in message:
+            told.append(told_item(method, message.get("params") or {}))
+    return told
