@@ -131,6 +131,7 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
         _route_progress(instance, env)
         return
     instance.adapter.observe_notification(str(method), env.params)
+    instance.warmup.discovery.observe()
     body = ev.encode(env)
     everyone = list(instance.clients.values())
     if instance.adapter.extension_notification(str(method)):
