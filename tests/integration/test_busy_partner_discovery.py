@@ -18,7 +18,12 @@ import anyio
 import pytest
 from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, LspClientError, path_uri
-from support.projects import FANOUT_SHARED_DEF, fanout_reference_count, write_files, write_py_fanout_project
+from support.projects import (
+    fanout_reference_count,
+    fanout_references,
+    write_files,
+    write_py_fanout_project,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
@@ -76,15 +81,6 @@ class BusyEditor:
                 pass  # cancelled: B moved on
 
 
-def _references(uri: str) -> dict[str, Any]:
-    line, character = FANOUT_SHARED_DEF
-    return {
-        "textDocument": {"uri": uri},
-        "position": {"line": line, "character": character},
-        "context": {"includeDeclaration": False},
-    }
-
-
 async def test_a_busy_editor_does_not_hide_the_workspace_from_another(daemon: DaemonProc, tmp_path: Path) -> None:
     root = write_py_fanout_project(tmp_path / "fan", MODULES)
     extra = write_files(tmp_path / "extra", {"tools.py": f"def {EXTRA_SYMBOL}() -> str:\n    return 'ok'\n"})
@@ -101,7 +97,7 @@ async def test_a_busy_editor_does_not_hide_the_workspace_from_another(daemon: Da
             await busy.started.wait()
             await a_client.initialize(root)
             uri = await a_client.open(root / "pkg/core.py", "python")
-            found = await a_client.request("textDocument/references", _references(uri), timeout=60)
+            found = await a_client.request("textDocument/references", fanout_references(uri), timeout=60)
             files = {loc["uri"] for loc in found or []}
 
             folder = {"uri": path_uri(extra), "name": extra.name}

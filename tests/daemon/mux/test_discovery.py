@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from daemon.mux.mux_stubs import FakeClock
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.registry import adapter_for
@@ -20,14 +21,6 @@ pytestmark = [pytest.mark.anyio]
 EXTRA = "file:///work/extra"
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def _pyright(tmp_path: Path) -> Adapter:
     return adapter_for(load_config(tmp_path / "none.toml").servers["pyright"])
 
@@ -39,7 +32,7 @@ def _found(adapter: Adapter, files: int = 12) -> None:
 
 def test_what_postpones_or_needs_discovery_waits_until_pyright_has_enumerated(tmp_path: Path) -> None:
     pyright = _pyright(tmp_path)
-    gate = DiscoveryGate("pyright@test", pyright, clock=_Clock())
+    gate = DiscoveryGate("pyright@test", pyright, clock=FakeClock())
     # Edits and symbol requests start pyright's 250 ms over again; references walk its file list.
     for method in ("textDocument/didChange", "textDocument/documentSymbol", "textDocument/references"):
         assert gate.holds(method)
@@ -79,7 +72,7 @@ async def test_held_messages_go_on_when_pyright_says_it_has_discovered(tmp_path:
 
 def test_a_server_that_never_says_is_waited_for_no_longer_than_the_limit(tmp_path: Path) -> None:
     pyright = _pyright(tmp_path)
-    clock = _Clock()
+    clock = FakeClock()
     gate = DiscoveryGate("pyright@test", pyright, limit_s=10.0, clock=clock)
     assert gate.holds("textDocument/didChange")
     clock.now += 9.9
@@ -111,7 +104,7 @@ def test_pyright_with_quiet_logging_holds_nothing(tmp_path: Path) -> None:
 
 def test_each_added_folder_is_discovered_on_its_own(tmp_path: Path) -> None:
     pyright = _pyright(tmp_path)
-    warmup = Warmup("pyright@test", pyright, ResponseCache(1 << 20), quiet_s=3.0, clock=_Clock())
+    warmup = Warmup("pyright@test", pyright, ResponseCache(1 << 20), quiet_s=3.0, clock=FakeClock())
     warmup.restart()
     # A folder added before the root is enumerated: pyright logs the end of each, in that order.
     warmup.folders_changed([EXTRA], [])
