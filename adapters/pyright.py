@@ -64,9 +64,10 @@ class PyrightAdapter(Adapter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._analysing: set[Any] = set()
-        # The workspace folders pyright has yet to enumerate, in the order it enumerates them:
-        # the root (None) from its start, then each folder added (URI). It logs the end of each
-        # enumeration, not which folder it was; its timers fire in the order they were started.
+        # The workspace folders pyright has yet to enumerate: the root (None) from its start, then
+        # each folder added (URI). It logs the end of each enumeration but not whose it was (a new
+        # folder's can end before the root's), so each such line settles the oldest entry: what
+        # counts is how many are due. A folder removed first is dropped by name.
         self._undiscovered: list[str | None] = [None]
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
