@@ -35,7 +35,11 @@ class BusyEditor:
     """Client B: types in its own module and asks about it without ever pausing, until told to stop.
 
     Typing does not wait for answers, as an editor's keystrokes do not: each keystroke (here an
-    insertion and its undo) follows the last by far less than pyright's 250 ms.
+    insertion and its undo) follows the last by far less than pyright's 250 ms, and its outline is
+    asked for all along. Its Find References, each cancelled at once, start only when `find` is
+    set: a references walk over every module takes pyright long enough that its timer comes due
+    meanwhile and runs next, whoever typed, so before the other client's first answer only the
+    typing and the outline may decide whether pyright discovers its workspace.
     """
 
     def __init__(self, client: LspClient, root: Path) -> None:
@@ -45,13 +49,15 @@ class BusyEditor:
         self.keystrokes = 0
         self.symbol_answers = 0
         self.started = anyio.Event()
+        self.find = anyio.Event()
 
     async def run(self, stop: anyio.Event) -> None:
         await self.client.initialize(self.root)
         await self.client.open(self.root / "pkg/mod0.py", "python")
         async with anyio.create_task_group() as group:
             group.start_soon(self._type, stop)
-            group.start_soon(self._ask, stop)
+            group.start_soon(self._outline, stop)
+            group.start_soon(self._find_references, stop)
 
     async def _type(self, stop: anyio.Event) -> None:
         at_start = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
@@ -63,22 +69,28 @@ class BusyEditor:
             self.started.set()
             await anyio.sleep(0.05)
 
-    async def _ask(self, stop: anyio.Event) -> None:
+    async def _outline(self, stop: anyio.Event) -> None:
+        while not stop.is_set():
+            symbols = await self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": self.uri}})
+            if symbols:
+                self.symbol_answers += 1
+            await anyio.sleep(0.05)
+
+    async def _find_references(self, stop: anyio.Event) -> None:
         other = {
             "textDocument": {"uri": self.uri},
             "position": {"line": 0, "character": 22},  # `other` in the import line
             "context": {"includeDeclaration": True},
         }
+        await self.find.wait()
         while not stop.is_set():
             refs = await self.client.start_request("textDocument/references", other)
             await refs.cancel()
-            symbols = await self.client.request("textDocument/documentSymbol", {"textDocument": {"uri": self.uri}})
-            if symbols:
-                self.symbol_answers += 1
             try:
                 await refs.result(timeout=60)
             except LspClientError:
                 pass  # cancelled: B moved on
+            await anyio.sleep(0.05)
 
 
 async def test_a_busy_editor_does_not_hide_the_workspace_from_another(daemon: DaemonProc, tmp_path: Path) -> None:
@@ -99,6 +111,7 @@ async def test_a_busy_editor_does_not_hide_the_workspace_from_another(daemon: Da
             uri = await a_client.open(root / "pkg/core.py", "python")
             found = await a_client.request("textDocument/references", fanout_references(uri), timeout=60)
             files = {loc["uri"] for loc in found or []}
+            busy.find.set()
 
             folder = {"uri": path_uri(extra), "name": extra.name}
             await a_client.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [folder], "removed": []}})
