@@ -4,9 +4,9 @@ pyright finds the workspace's files only once no client has edited a document or
 symbols, definitions or code actions for 250 ms. A pyright of its own finds them right after it
 starts; a shared one next to an editor that types and asks without pause would not find them at
 all, and another client's Find References would hold only the open file and what it imports.
-Here the busy editor really never pauses (an edit, its undo and a symbols request back to back,
-plus references it cancels), and the other client must get every caller, as from pyright alone,
-and the symbols of a folder it adds.
+Here the busy editor really never pauses (an edit and its undo every 50 ms, its outline asked
+all along, later references it cancels), and the other client must get every caller, as from
+pyright alone, and the symbols of a folder it adds.
 """
 
 from __future__ import annotations
