@@ -72,6 +72,11 @@ class Adapter:
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()
 
+    # Messages that wait while the server has workspace files left to discover (`warm()` is
+    # False): those whose arrival postpones its discovery, and those whose answers depend on
+    # it (daemon/mux/discovery.py). Only for a server whose discovery another client can postpone.
+    waits_for_discovery: frozenset[str] = frozenset()
+
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
 
@@ -174,6 +179,12 @@ class Adapter:
 
     def reset(self) -> None:
         """A new server process starts: forget what the previous one reported."""
+
+    def folders_changed(self, added: list[str], removed: list[str]) -> None:
+        """The server was told of workspace folders (URIs) added and removed; it discovers the added ones."""
+        # A server that says nothing finer counts as starting over.
+        if added:
+            self.reset()
 
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """See every $/progress value the server sends."""

@@ -25,6 +25,28 @@ class PyrightAdapter(Adapter):
     # ("this._token.cancel is not a function") before it is cleared, so every
     # later request of that method fails until the process restarts.
     uncancellable = frozenset({"textDocument/references", "workspace/executeCommand"})
+    # pyright enumerates a workspace's files only in its analysis timer, 250 ms after the last
+    # of these from any client (each calls its recordUserInteractionTime, which starts the timer
+    # again); until then it answers the second group from the open files and what they import
+    # (they walk the program's file list). Next to a client that never pauses, a shared pyright
+    # would never discover its workspace: these wait for it (daemon/mux/discovery.py).
+    waits_for_discovery = frozenset(
+        {
+            "textDocument/didChange",
+            "textDocument/definition",
+            "textDocument/declaration",
+            "textDocument/typeDefinition",
+            "textDocument/documentSymbol",
+            "textDocument/codeAction",
+        }
+        | {
+            "textDocument/references",
+            "textDocument/rename",
+            "workspace/symbol",
+            "callHierarchy/incomingCalls",
+            "textDocument/completion",
+        }
+    )
     # pyright answers renames with `documentChanges` and offers prepareRename whatever the
     # client declared (seen with Neovim's and eglot's capabilities): a client of the shared
     # pyright gets the same as from pyright alone.
@@ -42,7 +64,11 @@ class PyrightAdapter(Adapter):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._analysing: set[Any] = set()
-        self._enumerated = False
+        # The workspace folders pyright has yet to enumerate: the root (None) from its start, then
+        # each folder added (URI). It logs the end of each enumeration but not whose it was (a new
+        # folder's can end before the root's), so each such line settles the oldest entry: what
+        # counts is how many are due. A folder removed first is dropped by name.
+        self._undiscovered: list[str | None] = [None]
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answer every section; pyright treats null as "use defaults" only for some."""
@@ -83,8 +109,8 @@ class PyrightAdapter(Adapter):
         return bool(self._analysing)
 
     def warm(self) -> bool | None:
-        """True once pyright has enumerated the workspace's source files."""
-        if self._enumerated:
+        """True once pyright has enumerated the source files of the root and of every folder added."""
+        if not self._undiscovered:
             return True
         level = self._section("python.analysis.logLevel")
         return None if isinstance(level, str) and level.lower() in _QUIET_LOG_LEVELS else False
@@ -92,7 +118,11 @@ class PyrightAdapter(Adapter):
     def reset(self) -> None:
         """A new pyright process knows nothing yet."""
         self._analysing.clear()
-        self._enumerated = False
+        self._undiscovered = [None]
+
+    def folders_changed(self, added: list[str], removed: list[str]) -> None:
+        """Each added folder is a service of its own, enumerated once its settings are read; a removed one never is."""
+        self._undiscovered = [*(f for f in self._undiscovered if f not in removed), *added]
 
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """Track analysis progress (an untitled begin), not the per-request "Finding references" kind."""
@@ -135,12 +165,12 @@ class PyrightAdapter(Adapter):
         return []
 
     def observe_notification(self, method: str, params: Any) -> None:
-        """See the log line that ends workspace discovery."""
-        if method != "window/logMessage" or self._enumerated:
+        """See the log line that ends the enumeration of one workspace folder."""
+        if method != "window/logMessage" or not self._undiscovered:
             return
         message = _log_message(params)
         if message is not None and _ENUMERATED.match(message):
-            self._enumerated = True
+            self._undiscovered.pop(0)
 
 
 def _log_message(params: Any) -> str | None:

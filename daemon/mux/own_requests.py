@@ -32,6 +32,11 @@ _JOIN_TABLE_PRUNE = 256
 
 async def request(instance: Instance, method: str, params: Any, limit: float) -> Any:
     """Ask the server `method` with `params` as the daemon; the decoded result."""
+    discovery = instance.warmup.discovery
+    if discovery.holds(method):
+        # As a client's would (discovery.py): an index run's symbol requests must not keep the
+        # server from discovering its workspace, nor a search expand from half of it.
+        await discovery.wait(method)
     key = instance.cache.key_for(method, params)
     storable = key is not None and instance.caching_allowed(method)
     if key is not None:

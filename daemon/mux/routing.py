@@ -56,6 +56,11 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     instance.touch(client)
     method = env.method
     assert isinstance(method, str)
+    discovery = instance.warmup.discovery
+    if discovery.holds(method):
+        # The server has yet to discover its workspace (discovery.py): this client's messages
+        # wait here, in order, until it has.
+        await discovery.wait(method)
     if env.id is not UNSET:
         await _client_request(instance, client, env, method)
         return
@@ -92,22 +97,24 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
 
     True once it is routed (sent to the server, answered or joined), exactly as
     `from_client` would have; False, with nothing changed, when the server is not
-    ready, the breaker is not closed or the server's pipe does not take a write at
-    once: the session's reader task then routes it the ordinary way. The session
+    ready, the breaker is not closed, the request must wait for the server's discovery
+    of its workspace or the server's pipe does not take a write at once: the session's
+    reader task then routes it the ordinary way. The session
     offers only requests, and only while nothing of that client is queued or being
     handled, so nothing of the client's is overtaken.
     """
     link = instance.link
+    method = env.method
+    assert isinstance(method, str) and env.id is not UNSET and env.id is not None
     if (
         link is None
         or not instance.ready
         or instance.breaker.state is not BreakerState.CLOSED
+        or instance.warmup.discovery.holds(method)
         or not link.writer.writes_now()
     ):
         return False
     instance.touch(client)
-    method = env.method
-    assert isinstance(method, str) and env.id is not UNSET and env.id is not None
     route = _route_here(instance, client, env, method)
     if route is not None:
         # Nothing awaited since the checks above: still ready, still closed, the pipe still takes it.

@@ -135,6 +135,7 @@ def _server_notification(instance: Instance, env: Envelope) -> None:
         return
     adapter = instance.adapter
     adapter.observe_notification(str(method), env.params)
+    instance.warmup.discovery.observe()
     body = ev.encode(env)
     everyone = list(instance.clients.values())
     if adapter.extension_notification(str(method)):

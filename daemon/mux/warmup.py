@@ -11,7 +11,8 @@ for servers that say nothing, no progress has been reported for a quiet
 period. While warming, and while the adapter reports indexing, cross-file
 answers are not stored; when either ends, the workspace generation is bumped
 so that nothing computed before, not even a request still in flight, is
-shared with a later asker.
+shared with a later asker. Where another client can postpone the server's discovery (pyright),
+what would postpone or miss it waits until it is done (`discovery`, discovery.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from collections.abc import Callable
 
 from lensmux.adapters.base import Adapter
 from lensmux.daemon.mux.cache import ResponseCache
+from lensmux.daemon.mux.discovery import DiscoveryGate
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +47,7 @@ class Warmup:
         self._warm = False
         self._was_indexing = False
         self._last_progress = clock()
+        self.discovery = DiscoveryGate(name, adapter, clock=clock)
 
     def restart(self) -> None:
         """A new server process: it knows nothing yet, and nothing the old one said is kept."""
@@ -52,6 +55,19 @@ class Warmup:
         self._warm = False
         self._was_indexing = False
         self._last_progress = self._clock()
+        self.cache.workspace_changed()
+        self.discovery.begin()
+
+    def folders_changed(self, added: list[str], removed: list[str]) -> None:
+        """The server was told of workspace folders added and removed (URIs): it discovers the added ones.
+
+        Nothing it answered before is shared, nor anything it answers before it is done.
+        """
+        self.adapter.folders_changed(added, removed)
+        if added:
+            self._warm = False
+            self._last_progress = self._clock()
+            self.discovery.begin()
         self.cache.workspace_changed()
 
     def saw_progress(self) -> None:

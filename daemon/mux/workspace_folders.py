@@ -112,12 +112,10 @@ async def client_left(instance: Instance, client_id: int) -> None:
 
 async def replay(instance: Instance) -> None:
     """After (re)initialization: the server starts with the root only; add the others."""
-    await _tell_server(instance, instance.folders.extra(), [], rewarm=False)
+    await _tell_server(instance, instance.folders.extra(), [])
 
 
-async def _tell_server(
-    instance: Instance, added: list[dict[str, Any]], removed: list[dict[str, Any]], rewarm: bool = True
-) -> None:
+async def _tell_server(instance: Instance, added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> None:
     if not added and not removed:
         return
     log.info(
@@ -131,9 +129,6 @@ async def _tell_server(
     except ServerUnavailable:
         # The replay after the restart sends the folders held by then.
         return
-    if added and rewarm:
-        # The server discovers the new folders: nothing it answered before is shared,
-        # nor anything it answers before it is done.
-        instance.warmup.restart()
-    else:
-        instance.cache.workspace_changed()
+    # The server discovers the new folders: nothing it answered before is shared, nor anything
+    # it answers before it is done, and what depends on their discovery waits for it.
+    instance.warmup.folders_changed([f["uri"] for f in added], [f["uri"] for f in removed])

@@ -10,26 +10,16 @@ answer; and the later one still gets it from the shared cache.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient
-from support.projects import FANOUT_SHARED_DEF, fanout_reference_count, write_py_fanout_project
+from support.projects import fanout_reference_count, fanout_references, write_py_fanout_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MODULES = 200
-
-
-def _references(uri: str) -> dict[str, Any]:
-    line, character = FANOUT_SHARED_DEF
-    return {
-        "textDocument": {"uri": uri},
-        "position": {"line": line, "character": character},
-        "context": {"includeDeclaration": False},
-    }
 
 
 def _reference_hits(daemon: DaemonProc) -> int:
@@ -48,11 +38,11 @@ async def test_early_partial_references_are_not_served_after_discovery(daemon: D
         await early.initialize(root)
         uri = await early.open(core, "python")
         # Asked right after start: pyright may not have found the other modules yet.
-        first = await early.request("textDocument/references", _references(uri), timeout=60)
+        first = await early.request("textDocument/references", fanout_references(uri), timeout=60)
         counts = [len(first)]
         # pyright alone becomes complete within seconds; so must the shared answer.
         for _ in range(240):
-            found = await early.request("textDocument/references", _references(uri), timeout=60)
+            found = await early.request("textDocument/references", fanout_references(uri), timeout=60)
             counts.append(len(found))
             if len(found) == expected:
                 break
@@ -63,14 +53,14 @@ async def test_early_partial_references_are_not_served_after_discovery(daemon: D
         async with LspClient.over_process(argv, name="late") as late:
             await late.initialize(root)
             await late.open(core, "python")
-            found = await late.request("textDocument/references", _references(uri), timeout=60)
+            found = await late.request("textDocument/references", fanout_references(uri), timeout=60)
             assert len(found) == expected
             # Sharing still pays: the newcomer's complete answer came from the cache.
             for _ in range(240):
                 if _reference_hits(daemon) > hits_before:
                     break
                 # The early client's answers may all predate the end of the warm-up.
-                found = await late.request("textDocument/references", _references(uri), timeout=60)
+                found = await late.request("textDocument/references", fanout_references(uri), timeout=60)
                 assert len(found) == expected
             assert _reference_hits(daemon) > hits_before
 
@@ -85,7 +75,7 @@ async def test_configuration_change_invalidates_cross_file_answers(daemon: Daemo
         uri = await editor.open(core, "python")
         for _ in range(240):
             before = _reference_hits(daemon)
-            await editor.request("textDocument/references", _references(uri), timeout=60)
+            await editor.request("textDocument/references", fanout_references(uri), timeout=60)
             if _reference_hits(daemon) > before:
                 break
             await anyio.sleep(0.25)
@@ -93,5 +83,5 @@ async def test_configuration_change_invalidates_cross_file_answers(daemon: Daemo
             pytest.fail("references were never answered from the cache")
         await editor.notify("workspace/didChangeConfiguration", {"settings": {}})
         before = _reference_hits(daemon)
-        await editor.request("textDocument/references", _references(uri), timeout=60)
+        await editor.request("textDocument/references", fanout_references(uri), timeout=60)
         assert _reference_hits(daemon) == before

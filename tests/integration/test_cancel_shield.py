@@ -16,21 +16,17 @@ import anyio
 import pytest
 from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient, LspResponseError
-from support.projects import FANOUT_SHARED_DEF, add_session_calls, fanout_reference_count, write_py_fanout_project
+from support.projects import (
+    add_session_calls,
+    fanout_reference_count,
+    fanout_references,
+    write_py_fanout_project,
+)
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 MODULES = 60
 REQUEST_CANCELLED = -32800
-
-
-def _references(uri: str, position: tuple[int, int] = FANOUT_SHARED_DEF) -> dict[str, Any]:
-    line, character = position
-    return {
-        "textDocument": {"uri": uri},
-        "position": {"line": line, "character": character},
-        "context": {"includeDeclaration": False},
-    }
 
 
 def _other_call_in(root: Path, module: int) -> tuple[str, tuple[int, int]]:
@@ -51,7 +47,7 @@ async def _find_references_works(editor: LspClient, uri: str) -> None:
     found: list[Any] = []
     for _ in range(120):
         # An error here is the defect: pyright's references are broken for good.
-        found = await editor.request("textDocument/references", _references(uri), timeout=60)
+        found = await editor.request("textDocument/references", fanout_references(uri), timeout=60)
         if len(found) == expected:
             return
     pytest.fail(f"references never reached {expected} locations (last: {len(found)})")
@@ -70,9 +66,11 @@ async def test_cancelled_references_leave_find_references_working(daemon: Daemon
         uri = await impatient.open(core, "python")
         await editor.open(core, "python")
         for module, pause in enumerate(OVERLAPS):
-            busy = await editor.start_request("textDocument/references", _references(*_other_call_in(root, module)))
+            busy = await editor.start_request(
+                "textDocument/references", fanout_references(*_other_call_in(root, module))
+            )
             await anyio.sleep(pause)
-            pending = await impatient.start_request("textDocument/references", _references(uri))
+            pending = await impatient.start_request("textDocument/references", fanout_references(uri))
             await pending.cancel()
             try:
                 await pending.result(timeout=60)
@@ -99,9 +97,11 @@ async def test_client_leaving_mid_references_leaves_find_references_working(daem
             async with LspClient.over_process(argv, name="leaver") as leaver:
                 await leaver.initialize(root)
                 await leaver.open(core, "python")
-                busy = await editor.start_request("textDocument/references", _references(*_other_call_in(root, module)))
+                busy = await editor.start_request(
+                    "textDocument/references", fanout_references(*_other_call_in(root, module))
+                )
                 await anyio.sleep(pause)
-                await leaver.start_request("textDocument/references", _references(uri))
+                await leaver.start_request("textDocument/references", fanout_references(uri))
             # The leaver's bridge is gone with its request in flight: the daemon gives it up.
             with contextlib.suppress(LspResponseError):
                 await busy.result(timeout=60)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 C_FILES = {
     "compile_flags.txt": "-std=c11\n-Iinclude\n",
@@ -105,6 +106,16 @@ def write_py_fanout_project(root: Path, modules: int) -> Path:
             body += f"\n\ndef f{i}_{j}(v: int) -> int:\n    w = other(v) + {j}\n    return shared(w)\n"
         files[f"pkg/mod{i}.py"] = body
     return write_files(root, files)
+
+
+def fanout_references(uri: str, position: tuple[int, int] = FANOUT_SHARED_DEF) -> dict[str, Any]:
+    """`textDocument/references` params at `position` of `uri` (by default `shared` in pkg/core.py), no declaration."""
+    line, character = position
+    return {
+        "textDocument": {"uri": uri},
+        "position": {"line": line, "character": character},
+        "context": {"includeDeclaration": False},
+    }
 
 
 def fanout_reference_count(modules: int) -> int:

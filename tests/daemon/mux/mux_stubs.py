@@ -17,6 +17,16 @@ from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.warmup import Warmup
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand (`now`)."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class StubClient:
     """Records what the daemon sends a client, decoded."""
 

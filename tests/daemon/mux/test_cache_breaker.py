@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from daemon.mux.mux_stubs import FakeClock
+
 from lensmux.daemon.config import BreakerConfig
 from lensmux.daemon.mux.breaker import BreakerState, CircuitBreaker
 from lensmux.daemon.mux.cache import ResponseCache
@@ -67,16 +69,8 @@ def _state(breaker: CircuitBreaker) -> BreakerState:
     return breaker.state
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_breaker_opens_fails_fast_probes_and_closes() -> None:
-    clock = _Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker("s@r", BreakerConfig(failure_threshold=3, cooldown=10), clock=clock)
     for _ in range(3):
         assert breaker.allow()
@@ -96,7 +90,7 @@ def test_breaker_opens_fails_fast_probes_and_closes() -> None:
 
 
 def test_too_many_restarts_in_the_window_open_the_breaker() -> None:
-    clock = _Clock()
+    clock = FakeClock()
     breaker = CircuitBreaker(
         "s@r", BreakerConfig(failure_threshold=100, restart_limit=3, restart_window=60), clock=clock
     )

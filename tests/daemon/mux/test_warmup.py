@@ -4,20 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from daemon.mux.mux_stubs import FakeClock
+
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.registry import adapter_for
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import load_config
 from lensmux.daemon.mux.cache import CacheKey, ResponseCache
 from lensmux.daemon.mux.warmup import Warmup
-
-
-class _Clock:
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _refs_key(cache: ResponseCache) -> CacheKey:
@@ -35,7 +29,7 @@ def _log(message: str) -> bytes:
 def test_pyright_is_warming_until_it_has_enumerated_the_workspace(tmp_path: Path) -> None:
     pyright = adapter_for(load_config(tmp_path / "none.toml").servers["pyright"])
     cache = ResponseCache(1 << 20)
-    warmup = Warmup("pyright@test", pyright, cache, quiet_s=3.0, clock=_Clock())
+    warmup = Warmup("pyright@test", pyright, cache, quiet_s=3.0, clock=FakeClock())
     warmup.restart()
     # No progress at all (pyright in openFilesOnly mode reports none): still warming.
     assert warmup.busy()
@@ -60,7 +54,7 @@ def test_pyright_is_warming_until_it_has_enumerated_the_workspace(tmp_path: Path
 def test_a_restart_starts_cold_and_forgets_cached_answers(tmp_path: Path) -> None:
     pyright = adapter_for(load_config(tmp_path / "none.toml").servers["pyright"])
     cache = ResponseCache(1 << 20)
-    warmup = Warmup("pyright@test", pyright, cache, quiet_s=3.0, clock=_Clock())
+    warmup = Warmup("pyright@test", pyright, cache, quiet_s=3.0, clock=FakeClock())
     pyright.observe_notification("window/logMessage", _log("Found 1 source file"))
     assert not warmup.busy()
     key = _refs_key(cache)
@@ -73,7 +67,7 @@ def test_a_restart_starts_cold_and_forgets_cached_answers(tmp_path: Path) -> Non
 
 def test_a_server_without_a_signal_is_warm_after_a_quiet_period() -> None:
     generic = Adapter(ServerConfig(name="quiet", command="quiet-ls"))
-    clock = _Clock()
+    clock = FakeClock()
     cache = ResponseCache(1 << 20)
     warmup = Warmup("quiet@test", generic, cache, quiet_s=3.0, clock=clock)
     warmup.restart()
@@ -93,7 +87,7 @@ def test_pyright_with_quiet_logging_falls_back_to_the_quiet_period(tmp_path: Pat
     base = load_config(tmp_path / "none.toml").servers["pyright"]
     settings = {"python": {"analysis": {"logLevel": "Error"}}}
     pyright = adapter_for(ServerConfig(name="pyright", command=base.command, adapter="pyright", settings=settings))
-    clock = _Clock()
+    clock = FakeClock()
     warmup = Warmup("pyright@test", pyright, ResponseCache(1 << 20), quiet_s=3.0, clock=clock)
     warmup.restart()
     assert warmup.busy()
