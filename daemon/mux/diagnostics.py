@@ -244,10 +244,10 @@ def closed(instance: Instance, client: ClientSession, uri: str, *, last: bool) -
         if instance.adapter.clears_closed_documents_for_pull_clients and pull_registration(instance, client):
             client.send(ev.notification(_PUBLISH, ev.encode_value({"uri": uri, "diagnostics": []})))
         return
-    if client.id not in shown:
-        return
+    # A server alone answers every didClose with a publish (the empty set, without a version),
+    # whether or not it had shown the client anything for the document.
     if last:
-        # The server answers the didClose with its own publish (empty, as a rule): that one is this client's.
+        # The server answers the didClose with its own publish: that one is this client's.
         store.closing.setdefault(uri, set()).add(client.id)
         return
     # Others still hold it, so the server hears nothing: the daemon clears it as the server would.

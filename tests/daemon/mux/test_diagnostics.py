@@ -74,6 +74,27 @@ def test_closing_clears_for_the_closer_now_or_with_the_servers_publish() -> None
     assert len(closer.of("textDocument/publishDiagnostics")) == 2
 
 
+def test_a_clean_document_closed_is_cleared_as_the_server_alone_clears_it() -> None:
+    """Shown only an empty set (a clean file), a closer still hears the server's clearing publish."""
+    closer, keeper = stub(1, PUSH), stub(2, PUSH)
+    inst: Any = StubInstance(closer, keeper)
+    _open(inst, keeper, 1)
+    _open(inst, closer, 0)
+    _publish(inst, [])
+    inst.documents.close(closer.id, URI)
+    diagnostics.closed(inst, closer, URI, last=False)
+    assert closer.of("textDocument/publishDiagnostics")[-1] == {"uri": URI, "diagnostics": []}
+    # As the last holder too: the server's own publish after the didClose is routed to it.
+    _open(inst, closer, 0)
+    inst.documents.close(keeper.id, URI)
+    diagnostics.closed(inst, keeper, URI, last=False)
+    inst.documents.close(closer.id, URI)
+    diagnostics.closed(inst, closer, URI, last=True)
+    before = len(closer.of("textDocument/publishDiagnostics"))
+    _publish(inst, [], version=None)
+    assert closer.of("textDocument/publishDiagnostics")[before:] == [{"uri": URI, "diagnostics": []}]
+
+
 def test_a_push_client_joining_later_gets_the_diagnostics_of_files_nobody_holds() -> None:
     early, late, puller = stub(1, PUSH), stub(2, PUSH), stub(3, PULL)
     inst: Any = StubInstance(early)
