@@ -56,6 +56,10 @@ class Adapter:
     # Whether the server offers prepareRename only to clients that declared `rename.prepareSupport`.
     prepare_rename_follows_client_caps = True
 
+    # Whether the server announces code action kinds, and answers CodeAction literals, only to a
+    # client that declared `codeAction.codeActionLiteralSupport` (else `true` and Commands).
+    code_actions_follow_client_caps = False
+
     # Whether the server's own flat documentSymbol answers (for a client without hierarchical
     # support) name every container "" rather than the enclosing symbol.
     blank_flat_containers = False
@@ -207,6 +211,10 @@ class Adapter:
         restates "Found 9 source files"; `experimental/serverStatus` with other counts restates the last.
         """
         return method.encode() + b"\0" + _NUMBER.sub(b"#", params)
+
+    def code_actions_as_commands(self, actions: list[Any]) -> list[Any]:
+        """The server's answer to a client without code action literals, from the literals it gave the daemon."""
+        return [a for a in actions if isinstance(a, dict) and "command" in a and "title" in a and "edit" not in a]
 
     def background_progress(self, token: Any, begin: dict[str, Any]) -> bool | None:
         """Whether a progress the server created is its own work rather than a request's, from its begin.

@@ -13,10 +13,15 @@ from lensmux.adapters.clangd_wording import fold_related
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
 FILE_STATUS = "textDocument/clangd.fileStatus"
+APPLY_FIX = "clangd.applyFix"
 
 
 class ClangdAdapter(Adapter):
     """clangd answers cross-file queries fully only after its background index ends."""
+
+    # clangd announces codeActionKinds and answers CodeAction literals only to a client that
+    # declared codeActionLiteralSupport; to others `codeActionProvider: true` and Commands.
+    code_actions_follow_client_caps = True
 
     # clangd flattens its symbol tree for a client without hierarchical support with
     # containerName "" on every symbol, nested ones included (seen with clangd 22).
@@ -35,6 +40,28 @@ class ClangdAdapter(Adapter):
             if binary is not None:
                 argv[0] = str(binary)
         return argv
+
+    def code_actions_as_commands(self, actions: list[Any]) -> list[Any]:
+        """clangd's answer to a client without code action literals (ClangdLSPServer's asCommand).
+
+        A literal's command as it is; an edit as `clangd.applyFix` with the edit as argument,
+        titled "Apply fix: ..." for a quickfix; one with both, or neither, is left out.
+        """
+        commands: list[Any] = []
+        for action in actions:
+            if not isinstance(action, dict):
+                continue
+            command, edit = action.get("command"), action.get("edit")
+            if isinstance(command, dict) and edit is None:
+                converted = dict(command)
+            elif edit is not None and command is None:
+                converted = {"arguments": [edit], "command": APPLY_FIX}
+            else:
+                continue
+            title = str(action.get("title", ""))
+            converted["title"] = f"Apply fix: {title}" if action.get("kind") == "quickfix" else title
+            commands.append(converted)
+        return commands
 
     def diagnostics_for_client(
         self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]

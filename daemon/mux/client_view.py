@@ -35,17 +35,30 @@ def initialize_result_for(instance: Instance, client: ClientSession) -> Raw:
         client.capabilities,
         pull=offers_pull_statically(instance, client),
         prepare_follows=instance.adapter.prepare_rename_follows_client_caps,
+        code_actions_follow=instance.adapter.code_actions_follow_client_caps,
     )
     return ev.encode_value(shaped)
 
 
 def _shape(
-    result: dict[str, Any], client_caps: dict[str, Any], *, pull: bool, prepare_follows: bool = True
+    result: dict[str, Any],
+    client_caps: dict[str, Any],
+    *,
+    pull: bool,
+    prepare_follows: bool = True,
+    code_actions_follow: bool = False,
 ) -> dict[str, Any]:
     """Adjust the server's result to one client's declared capabilities."""
     caps = result.get("capabilities")
     if isinstance(caps, dict):
         caps = dict(caps)
+        if (
+            code_actions_follow
+            and isinstance(caps.get("codeActionProvider"), dict)
+            and not declared(client_caps, "textDocument.codeAction.codeActionLiteralSupport")
+        ):
+            # Without literal support a client can take no kinds: the server alone says just `true`.
+            caps["codeActionProvider"] = True
         # Diagnostics are served by the daemon: pulled by the clients it offers pull
         # statically (a pull registration is the other way, registrations.py), pushed to the rest.
         caps.pop("diagnosticProvider", None)

@@ -17,6 +17,8 @@ from msgspec import UNSET, Raw
 from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, progress_routes, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
+from lensmux.daemon.mux.client_caps import declared
+from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, SYMBOLS_METHOD, flat_symbols, shape_result
@@ -24,6 +26,7 @@ from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
 if TYPE_CHECKING:
+    from lensmux.daemon.mux.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
@@ -116,12 +119,21 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
             )
         if entry.diagnostics_back:
             own = diagnostic_wording.result_to_client(own, entry.diagnostics_back)
+        if entry.method == CODE_ACTION and _takes_commands_only(instance, client):
+            own = ev.encode_value(instance.adapter.code_actions_as_commands(ev.decode_value(own) or []))
         if entry.method == SYMBOLS_METHOD and entry.doc_uri is not None:
             own = flat_symbols(
                 own, entry.doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
             )
         client.send(ev.response(client_id, own))
     entry.followers.clear()
+
+
+def _takes_commands_only(instance: Instance, client: ClientSession) -> bool:
+    """A client the server alone would answer code actions with Commands, not literals."""
+    return instance.adapter.code_actions_follow_client_caps and not declared(
+        client.capabilities, "textDocument.codeAction.codeActionLiteralSupport"
+    )
 
 
 def _server_notification(instance: Instance, env: Envelope) -> None:
