@@ -27,6 +27,8 @@ class ServerNotInstalled(AdapterError):
 
 
 _NUMBER = re.compile(rb"\d+")
+# Where a client's initialize names its workspace, in the precedence the LSP gives them.
+LSP_ROOT_FIELDS = ("workspaceFolders", "rootUri", "rootPath")
 
 
 def find_executable(command: str) -> str | None:
@@ -72,6 +74,13 @@ class Adapter:
     # the clients it would register pull for then have their pulls forwarded to it.
     answers_pulls_while_pushing = False
 
+    # Whether the server reads its settings again, and logs that as at start-up, on every `initialized`
+    # (a client that sends it twice hears the reload twice).
+    reloads_on_initialized = False
+
+    # The initialize members the server takes its workspace from, in its order (registry.root_hint).
+    root_fields: tuple[str, ...] = LSP_ROOT_FIELDS
+
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()
@@ -115,16 +124,23 @@ class Adapter:
         """The server's environment: ours plus the configured overrides."""
         return {**os.environ, **self.config.env}
 
-    def initialize_params(self, client_params: dict[str, Any], root: Path, daemon_pid: int) -> dict[str, Any]:
+    def initialize_params(
+        self, client_params: dict[str, Any], root: Path, daemon_pid: int, *, workspace: bool = True
+    ) -> dict[str, Any]:
         """Parameters for the one `initialize` the server gets: the daemon's own, not a client's.
 
         `client_params` (the first client's, or the indexer's) only tells which
         client started the instance; the server must not depend on it, since
-        every later client shares what it was told.
+        every later client shares what it was told. Without `workspace`, the server
+        is told the root only where it does not look (rootUri for pyright), as those
+        clients told it.
         """
         # The server must outlive the first editor: it watches processId and
         # exits when that process does, so it gets the daemon's.
         params = daemon_initialize_params(root.as_uri(), str(root), root.name or str(root), daemon_pid)
+        if not workspace:
+            for field in self.root_fields:
+                params[field] = None
         if self.config.initialization_options:
             params["initializationOptions"] = self.config.initialization_options
         # Positions: UTF-16 only, in every field a server may read (adapters/encodings.py).
@@ -221,6 +237,11 @@ class Adapter:
 
         None: the daemon decides by whether a request was in flight when the server created the token.
         """
+        return None
+
+    def personal_greeting(self, method: str, params: bytes, root: Path, workspace: dict[str, Any]) -> bytes | None:
+        """A start-up notification's params as the server alone would have said them to a client whose
+        initialize named `workspace` (its workspaceFolders, rootPath, rootUri); None: as they are."""
         return None
 
     def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -60,6 +61,12 @@ class PyrightAdapter(Adapter):
     # analyses only 250 ms after the last request or change of any client, so a busy client
     # would hold back what a pull client sees if the daemon answered it from pushes.
     answers_pulls_while_pushing = True
+
+    # onInitialized fetches the settings and loads the configuration again, logging it.
+    reloads_on_initialized = True
+    # pyright's workspace comes from workspaceFolders, else rootPath; it ignores rootUri (a client
+    # naming only that gets its '<default>' workspace, which resolves no project import).
+    root_fields = ("workspaceFolders", "rootPath")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -132,6 +139,18 @@ class PyrightAdapter(Adapter):
         elif kind == "end":
             self._analysing.discard(token)
 
+    def personal_greeting(self, method: str, params: bytes, root: Path, workspace: dict[str, Any]) -> bytes | None:
+        """pyright names its service instance after the client's workspace folder ("" for a rootPath alone)."""
+        if method != "window/logMessage":
+            return None
+        value = _decoded(params)
+        if not isinstance(value, dict) or value.get("message") != _service_line(root.name or str(root)):
+            return None
+        name = _workspace_name(workspace, root)
+        if name is None or name == (root.name or str(root)):
+            return None
+        return msgspec.json.encode({**value, "message": _service_line(name)})
+
     def restatement_key(self, method: str, params: bytes) -> bytes:
         """pyright's enumeration result, in whichever words ("No source files found", "Found 1 source file")."""
         if method == "window/logMessage":
@@ -171,6 +190,30 @@ class PyrightAdapter(Adapter):
         message = _log_message(params)
         if message is not None and _ENUMERATED.match(message):
             self._undiscovered.pop(0)
+
+
+def _service_line(name: str) -> str:
+    return f'Starting service instance "{name}"'
+
+
+def _workspace_name(workspace: dict[str, Any], root: Path) -> str | None:
+    """The name pyright gives the root's workspace from a client's initialize: its folder's, else "" for rootPath."""
+    folders = workspace.get("workspaceFolders")
+    if isinstance(folders, list):
+        for folder in folders:
+            if isinstance(folder, dict) and folder.get("uri") == root.as_uri() and isinstance(folder.get("name"), str):
+                return str(folder["name"])
+        return None
+    if isinstance(workspace.get("rootPath"), str):
+        return ""
+    return None
+
+
+def _decoded(params: Any) -> Any:
+    try:
+        return msgspec.json.decode(bytes(params))
+    except (TypeError, msgspec.DecodeError):
+        return None
 
 
 def _log_message(params: Any) -> str | None:

@@ -326,6 +326,7 @@ class Daemon:
         client.capabilities = capabilities
         options = params.get("initializationOptions")
         client.initialization_options = options if isinstance(options, dict) else {}
+        client.workspace = {k: params[k] for k in ("workspaceFolders", "rootPath", "rootUri") if k in params}
         assert self.registry is not None
         try:
             # The instance answers the initialize itself, in the middle of its greeting (prologue.py).

@@ -59,6 +59,9 @@ class ClientSession:
         self.capabilities: dict[str, Any] = {}
         # What the client sent as initializationOptions (it enables server extensions for itself).
         self.initialization_options: dict[str, Any] = {}
+        # What its initialize named as workspace (workspaceFolders, rootPath, rootUri): servers word
+        # their start-up by it (adapters' personal_greeting).
+        self.workspace: dict[str, Any] = {}
         self.initialized = False
         self.shutdown_requested = False
         self.requests = 0

@@ -20,6 +20,9 @@ class InstanceKey(NamedTuple):
     server: str
     fingerprint: str
     root: Path
+    # False: the server runs in `root` with no workspace folder at all, as it would for a client
+    # that named its directory only where the server does not look (rootUri, for pyright).
+    workspace: bool = True
 
 
 class InstanceError(Exception):

@@ -39,7 +39,7 @@ from lensmux.daemon.mux.errors import (
 )
 from lensmux.daemon.mux.memory_watch import MemorySample
 from lensmux.daemon.mux.pending import Pending, PendingTable
-from lensmux.daemon.mux.prologue import Prologue
+from lensmux.daemon.mux.prologue import Greeting, Prologue
 from lensmux.daemon.mux.registrations import RegistrationTable
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
@@ -70,7 +70,7 @@ class Instance:
         self.progress_routes: dict[Any, set[int]] = {}
         # Server-created tokens before their begin, with the request in flight at their create.
         self.progress_pending: dict[Any, Pending | None] = {}
-        self.folders = WorkspaceFolders(key.root)
+        self.folders = WorkspaceFolders(key.root, covers_root=key.workspace)
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None
         # The server's own InitializeResult; each client gets client_view's version of it.
@@ -107,7 +107,7 @@ class Instance:
     @property
     def name(self) -> str:
         """`server@root`, for logs."""
-        return f"{self.key.server}@{self.key.root}"
+        return f"{self.key.server}@{self.key.root}" + ("" if self.key.workspace else " (no workspace)")
 
     @property
     def ready(self) -> bool:
@@ -135,7 +135,9 @@ class Instance:
         self._waiting += 1
         try:
             if self.init_params is None:
-                self.init_params = self.adapter.initialize_params(client_params, self.key.root, self.daemon_pid)
+                self.init_params = self.adapter.initialize_params(
+                    client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace
+                )
                 self._params_set.set()
             while not self._ready.is_set():
                 if self.stopped:
@@ -155,17 +157,10 @@ class Instance:
         Synchronous, so that nothing the server sends falls between what the client is
         greeted with and what it receives live: it hears each start-up message exactly once.
         """
-        adapter, prologue = self.adapter, self.prologue
-        if prologue.open and not self.warmup.busy():
-            prologue.close()
-        options = client.initialization_options
-        greeting = prologue.greeting(
-            lambda method: not adapter.extension_notification(method) or adapter.notification_wanted(method, options),
-            client.supports_progress,
-        )
-        prologue.send(client, greeting.before_result)
+        greeting = self._greeting(client)
+        self.prologue.send(client, greeting.before_result)
         answer(initialize_result_for(self, client))
-        prologue.send(client, greeting.after_result)
+        self.prologue.send(client, greeting.after_result)
         for token in greeting.follows:
             routes = self.progress_routes.get(token)
             if routes is not None:
@@ -174,10 +169,30 @@ class Instance:
         self.idle_since = None
         self._last_client = client
 
+    def _greeting(self, client: ClientSession) -> Greeting:
+        """The prologue as it stands, as the server alone would have said it to `client`."""
+        adapter, prologue = self.adapter, self.prologue
+        if prologue.open and not self.warmup.busy():
+            prologue.close()
+        options, root, workspace = client.initialization_options, self.key.root, client.workspace
+        return prologue.greeting(
+            lambda method: not adapter.extension_notification(method) or adapter.notification_wanted(method, options),
+            client.supports_progress,
+            lambda method, params: adapter.personal_greeting(method, params, root, workspace),
+        )
+
+    def initialized_again(self, client: ClientSession) -> None:
+        """A client sent `initialized` once more: a server that reloads its settings then tells it again."""
+        if self.adapter.reloads_on_initialized:
+            lines = [item for item in self._greeting(client).after_result if isinstance(item, bytes)]
+            self.prologue.send(client, [line for line in lines if b'"$/progress"' not in line])
+
     def ensure_started(self, client_params: dict[str, Any]) -> None:
         """Start the server for the daemon's own use if no client has yet."""
         if self.init_params is None:
-            self.init_params = self.adapter.initialize_params(client_params, self.key.root, self.daemon_pid)
+            self.init_params = self.adapter.initialize_params(
+                client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace
+            )
             self._params_set.set()
         if not self.clients:
             # The daemon's own use counts as activity for the idle timer.
@@ -355,6 +370,7 @@ class Instance:
         return {
             "server": self.key.server,
             "root": str(self.key.root),
+            "workspace": self.key.workspace,
             "pid": link.pid if link else None,
             "state": self.state,
             "uptime_s": round(time.time() - link.started, 1) if link else 0.0,

@@ -26,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from msgspec import Raw
+
 from lensmux.daemon.mux.progress_routes import PROGRESS_CREATE
 from lensmux.daemon.wire import envelope as ev
 
@@ -46,6 +48,7 @@ class _Line:
     """A notification the server broadcast, as sent (the latest restatement once closed)."""
 
     method: str
+    params: bytes
     body: bytes
     before_result: bool
 
@@ -131,14 +134,14 @@ class Prologue:
             known = self._by_key.get(key)
             if known is not None:
                 self._size += len(body) - len(known.body)
-                known.body = body
+                known.params, known.body = params, body
             return
         if self._lines >= MAX_NOTIFICATIONS or self._size + len(body) > MAX_BYTES:
             if not self._cut:
                 self._cut = True
                 log.info("%s: start-up messages past %d kept only as progress", self.name, self._lines)
             return
-        line = _Line(method, body, not self.answered_initialize)
+        line = _Line(method, params, body, not self.answered_initialize)
         self._entries.append(line)
         self._by_key[key] = line
         self._size += len(body)
@@ -176,15 +179,25 @@ class Prologue:
 
     # -- replay -----------------------------------------------------------------------
 
-    def greeting(self, wants: Callable[[str], bool], supports_progress: bool) -> Greeting:
-        """What a client joining now is sent; `wants` filters extension notifications it did not enable."""
+    def greeting(
+        self,
+        wants: Callable[[str], bool],
+        supports_progress: bool,
+        personal: Callable[[str, bytes], bytes | None] = lambda method, params: None,
+    ) -> Greeting:
+        """What a client joining now is sent.
+
+        `wants` filters extension notifications it did not enable; `personal` gives a line's params
+        as the server alone would have said them to this client (the adapter's personal_greeting).
+        """
         before: list[bytes | CreateToken] = []
         after: list[bytes | CreateToken] = []
         for entry in self._entries:
             out = before if entry.before_result else after
             if isinstance(entry, _Line):
                 if wants(entry.method):
-                    out.append(entry.body)
+                    own = personal(entry.method, entry.params)
+                    out.append(entry.body if own is None else ev.notification(entry.method, Raw(own)))
             elif supports_progress:
                 if entry.kind == "create":
                     out.append(CreateToken(entry.token))

@@ -11,6 +11,7 @@ import anyio
 from anyio.abc import TaskGroup
 from msgspec import Raw
 
+from lensmux.adapters.base import LSP_ROOT_FIELDS
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import Config
 from lensmux.daemon.mux.client_session import ClientSession
@@ -24,21 +25,33 @@ class UnknownRoot(Exception):
     """initialize named no usable local workspace root."""
 
 
-def root_hint(params: dict[str, Any]) -> Path:
-    """The directory a client's initialize names as its workspace."""
-    candidates: list[str] = []
-    if isinstance(params.get("rootUri"), str):
-        candidates.append(params["rootUri"])
-    for folder in params.get("workspaceFolders") or []:
-        if isinstance(folder, dict) and isinstance(folder.get("uri"), str):
-            candidates.append(folder["uri"])
-    for uri in candidates:
-        path = uri_to_path(uri)
+def root_hint(params: dict[str, Any], fields: tuple[str, ...] = LSP_ROOT_FIELDS) -> tuple[Path, bool]:
+    """The directory a client's initialize names as its workspace, and whether the server sees one.
+
+    `fields` are the initialize members the server reads its workspace from, in its order (the
+    adapter's `root_fields`). A client that names its directory only in members the server
+    ignores (rootUri, for pyright) gets a server without a workspace, as it would alone; that
+    directory is still where the server runs.
+    """
+    for field in fields:
+        path = _path_of(params, field)
         if path is not None:
-            return path
-    if isinstance(params.get("rootPath"), str) and params["rootPath"]:
-        return Path(params["rootPath"])
+            return path, True
+    for field in LSP_ROOT_FIELDS:
+        path = _path_of(params, field)
+        if path is not None:
+            return path, False
     raise UnknownRoot("initialize has no rootUri, workspaceFolders or rootPath with a local path")
+
+
+def _path_of(params: dict[str, Any], field: str) -> Path | None:
+    value = params.get(field)
+    if field == "workspaceFolders":
+        first = value[0] if isinstance(value, list) and value else None
+        value = first.get("uri") if isinstance(first, dict) else None
+    if not isinstance(value, str) or not value:
+        return None
+    return Path(value) if field == "rootPath" else uri_to_path(value)
 
 
 class InstanceRegistry:
@@ -55,13 +68,13 @@ class InstanceRegistry:
         return [i for i in self._instances.values() if not i.stopped]
 
     def find(self, server: str, root: Path) -> Instance | None:
-        """The live instance of `server` whose root is `root`."""
+        """The live instance of `server` whose workspace root is `root`."""
         for inst in self.instances():
-            if inst.key.server == server and inst.key.root == root:
+            if inst.key.server == server and inst.key.root == root and inst.key.workspace:
                 return inst
         return None
 
-    def key_for(self, server: str, hint: Path) -> InstanceKey:
+    def key_for(self, server: str, hint: Path, *, workspace: bool = True) -> InstanceKey:
         """The instance a client asking for `hint` shares: the asked root, or the nearest marker above it.
 
         Servers configured with root markers (clangd) map to the nearest ancestor holding one, since
@@ -69,6 +82,9 @@ class InstanceRegistry:
         run on exactly the asked root (docs/sharing.md, "Roots and workspace folders").
         """
         cfg = self.config.servers[server]
+        if not workspace:
+            # No workspace for the server: nothing to map, the directory is only where it runs.
+            return InstanceKey(server, cfg.fingerprint(), hint.resolve(), workspace=False)
         root = adapter_for(cfg).find_root(hint.resolve())
         return InstanceKey(server, cfg.fingerprint(), root)
 
@@ -98,8 +114,8 @@ class InstanceRegistry:
         """Attach a client by its initialize params; `answer` sends it its InitializeResult."""
         if server not in self.config.servers:
             raise ServerUnavailable(f"server {server!r} is not configured")
-        key = self.key_for(server, root_hint(params))
-        inst = self.get_or_create(key)
+        hint, workspace = root_hint(params, adapter_for(self.config.servers[server]).root_fields)
+        inst = self.get_or_create(self.key_for(server, hint, workspace=workspace))
         await inst.attach(client, params, answer)
         return inst
 

@@ -73,6 +73,10 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     elif method == "exit":
         client.close("client exit")
     elif method == "initialized":
+        if client.initialized:
+            # Some clients send it twice (the Go MCP bridge); the server alone would have heard both.
+            instance.initialized_again(client)
+            return
         client.initialized = True
         registrations.replay(instance, client)
         diagnostics.attached(instance, client)

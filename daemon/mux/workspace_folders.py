@@ -31,14 +31,17 @@ METHOD = "workspace/didChangeWorkspaceFolders"
 class WorkspaceFolders:
     """The folders beyond the root that clients hold, and which clients hold each."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, covers_root: bool = True) -> None:
         self.root = root
+        # False for a server started with no workspace folder (registry.root_hint): the root is
+        # only where it runs, and no folder is covered by it.
+        self.covers_root = covers_root
         self._holders: dict[str, set[int]] = {}
         self._folders: dict[str, dict[str, Any]] = {}
 
     def _covered(self, uri: str) -> bool:
         path = uri_to_path(uri)
-        if path is None:
+        if path is None or not self.covers_root:
             return False
         path = path.resolve()
         return path == self.root or self.root in path.parents
@@ -78,9 +81,11 @@ class WorkspaceFolders:
         """Every folder beyond the root that some client holds."""
         return list(self._folders.values())
 
-    def all(self) -> list[dict[str, Any]]:
-        """The server's workspace folders: the root, then the extra ones."""
-        return [{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}, *self.extra()]
+    def all(self) -> list[dict[str, Any]] | None:
+        """The server's workspace folders: the root, then the extra ones (None: no workspace at all)."""
+        root = [{"uri": self.root.as_uri(), "name": self.root.name or str(self.root)}] if self.covers_root else []
+        folders = [*root, *self.extra()]
+        return folders if folders or self.covers_root else None
 
 
 def _valid(folders: Any) -> list[dict[str, Any]]:

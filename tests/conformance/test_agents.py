@@ -87,7 +87,12 @@ def test_the_crowd_really_shared_one_busy_instance(crowds: Crowds, server: str) 
     assert sorted(crowd.shared) == sorted(agent for agent, _ in crowd_agents(server))
     assert len(crowd.shared) >= 8
     assert all(rounds >= 2 for rounds in crowd.editor_rounds), crowd.editor_rounds
-    assert crowd.daemon_log.count(f"new instance {server}@") == 1, "the clients did not share one instance"
+    started = [line for line in crowd.daemon_log.splitlines() if f"new instance {server}@" in line]
+    # Agents that name their directory only where the server does not look (rootUri, for pyright)
+    # share a server without a workspace, as each would have alone; all the others share one.
+    without = [line for line in started if line.endswith("(no workspace)")]
+    assert len(started) - len(without) == 1, "the clients did not share one instance"
+    assert len(without) <= 1, without
 
 
 @pytest.mark.parametrize(

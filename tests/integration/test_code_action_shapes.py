@@ -19,7 +19,16 @@ from support.projects import write_c_project
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-BROKEN = '#include "util.h"\nstatic int twice(int v) { return add(v, v); }\nint use(void) {\n    int bad = twic(3); return bad;\n}\n'
+BROKEN = "\n".join(
+    [
+        '#include "util.h"',
+        "static int twice(int v) { return add(v, v); }",
+        "int use(void) {",
+        "    int bad = twic(3); return bad;",
+        "}",
+        "",
+    ]
+)
 LITERALS = {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "refactor", "info"]}}}
 
 

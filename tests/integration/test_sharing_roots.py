@@ -167,3 +167,45 @@ async def test_clangd_clients_below_one_marker_share_one_clangd(daemon: DaemonPr
         # The flags at the repository apply to a file below it whatever the root: no "file not found".
         assert report["diagnostics"] == []
         assert [i["root"] for i in daemon.instances("clangd")] == [str(repo)]
+
+
+async def test_a_client_naming_its_root_only_by_root_uri_gets_pyrights_default_workspace(
+    daemon: DaemonProc, tmp_path: Path
+) -> None:
+    """pyright ignores rootUri: alone it gives such a client its '<default>' workspace, so lensmux does too.
+
+    That client's imports do not resolve, where an editor naming the same directory as its
+    workspace folder gets them resolved; the two do not share a server.
+    """
+    project = write_files(
+        tmp_path / "proj", {"pkg/__init__.py": "", "pkg/util.py": "def util() -> int:\n    return 1\n"}
+    )
+    # Below the root, so that only a workspace root resolves the import (pyright also looks beside the file).
+    main = project / "app" / "main.py"
+    main.parent.mkdir()
+    main.write_text("from pkg.util import util\n\nVALUE = util()\n")
+
+    async def session(argv: list[str], root_uri_only: bool) -> tuple[list[str], list[Any]]:
+        async with LspClient.over_process(argv, cwd=project, name="rooturi" if root_uri_only else "folders") as c:
+            params: dict[str, Any] = {
+                "processId": None,
+                "rootUri": project.as_uri(),
+                "capabilities": {"window": {"workDoneProgress": False}},
+            }
+            if not root_uri_only:
+                params["workspaceFolders"] = [{"uri": project.as_uri(), "name": "proj"}]
+            await c.request("initialize", params)
+            await c.notify("initialized", {})
+            uri = await c.open(main, "python")
+            published = await c.wait_notification("textDocument/publishDiagnostics", lambda p: p.get("uri") == uri)
+            lines = [p["message"] for m, p in c.notifications if m == "window/logMessage"]
+            await c.shutdown_and_exit()
+        return [line for line in lines if line.startswith("Starting service")], published["diagnostics"]
+
+    alone = await session(list(PYRIGHT), root_uri_only=True)
+    assert alone[0] == ['Starting service instance "<default>"'] and alone[1], alone
+    argv = daemon.client_argv("pyright")
+    assert await session(argv, root_uri_only=True) == alone
+    folders = await session(argv, root_uri_only=False)
+    assert folders == (['Starting service instance "proj"'], [])
+    assert len(daemon.instances("pyright")) == 2

@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from lensmux.daemon.config import load_config
-from lensmux.daemon.mux.registry import InstanceRegistry
+from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot, root_hint
 
 pytestmark = [pytest.mark.anyio]
 
@@ -79,3 +79,19 @@ async def test_clangd_maps_to_the_nearest_marker_and_a_users_server_without_mark
     assert roots["clangd"] == repo / "sub"
     assert roots["mine"] == repo / "sub/deep"
     assert roots["marked"] == repo
+
+
+def test_a_root_named_only_where_pyright_does_not_look_gives_it_no_workspace(tmp_path: Path) -> None:
+    """pyright takes its workspace from workspaceFolders, else rootPath; it ignores rootUri."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    folders = {"workspaceFolders": [{"uri": project.as_uri(), "name": "proj"}], "rootUri": (tmp_path / "x").as_uri()}
+    pyright = ("workspaceFolders", "rootPath")
+    assert root_hint(folders, pyright) == (project, True)
+    assert root_hint({"rootPath": str(project)}, pyright) == (project, True)
+    assert root_hint({"rootUri": project.as_uri()}, pyright) == (project, False)
+    # For a server that reads rootUri (the LSP's order), the same client has a workspace.
+    assert root_hint({"rootUri": project.as_uri()}) == (project, True)
+    assert root_hint(folders) == (project, True), "workspaceFolders win over rootUri"
+    with pytest.raises(UnknownRoot):
+        root_hint({"rootUri": "https://example.com/x"}, pyright)
