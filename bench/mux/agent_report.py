@@ -140,11 +140,14 @@ def _memory_goal(name: str, key: str, shared: dict[str, Any], own1: dict[str, An
     n, editors = key.split("-")[1], len(shared.get("editors", []))
     bridges = shared["memory"]["marks_mib"].get("answered", {}).get("bridges", 0.0)
     ratio = s_end / o_end
+    daemon = shared.get("daemon_process_mib_at_answered", {}).get("VmRSS", 0.0)
     return [
         f"- {name}: {n} agents + {editors} editors on one pyright: the daemon with its pyright held {s_end:,.0f} MiB "
         f"once all had answered, one pyright of its own {o_end:,.0f} MiB: {ratio:.2f}x "
-        f"(goal ≤ {MEMORY_GOAL:g}x): {_verdict(ratio <= MEMORY_GOAL)}; with the {n} `lensmux client` bridges "
-        f"{(s_end + bridges) / o_end:.2f}x; peaks {s_peak:,.0f} against {o_peak:,.0f} MiB"
+        f"(goal ≤ {MEMORY_GOAL:g}x): {_verdict(ratio <= MEMORY_GOAL)}; of which the daemon's own process "
+        f"{daemon:,.0f} MiB and the shared pyright {s_end - daemon:,.0f} MiB ({(s_end - daemon) / o_end:.2f}x); "
+        f"with the {n} `lensmux client` bridges {(s_end + bridges) / o_end:.2f}x; peaks {s_peak:,.0f} against "
+        f"{o_peak:,.0f} MiB"
     ]
 
 
@@ -177,12 +180,19 @@ def _differences(project: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _warm_label(result: dict[str, Any], project: dict[str, Any]) -> str:
+    if result["settings"].get("warm_with") == "same":
+        return f"{project['questions'][0]['label']}, the agents' own first question"
+    return str(project["editor_question"])
+
+
 def render(result: dict[str, Any]) -> str:
     """The section: command, machine, projects, then per project the runs table and the goals."""
     out = ["### Agent sessions: a warm shared pyright against a pyright of their own", "", f"`{result['command']}`", ""]
     out += machine_lines(result)
     s = result["settings"]
     out += [f"- settings: agents {s['agents']}, editors on the shared instance {s['editors']}, "
+            f"warm after {s.get('quiet_s', 0):g} s without a message to the editors, "
             f"deadline {s['deadline_s']:g} s, memory sampled every {s['memory_interval_s']:g} s", ""]  # fmt: skip
     for name, project in result["projects"].items():
         p, ref = project["project"], project["reference"]
@@ -192,7 +202,8 @@ def render(result: dict[str, Any]) -> str:
             f"Reference (a pyright of its own): ready signal `{ref['ready_signal']}` at {ref['ready_s']:.2f} s, "
             "settled answers "
             + "; ".join(f"*{label}* {a['answer']} ({a['asks']} asks)" for label, a in ref["asks"].items())
-            + f", at {ref['settled_s']:.1f} s. The editor warms the shared instance with *{p['editor_question']}*.",
+            + f", at {ref['settled_s']:.1f} s, holding {ref.get('rss_mib_settled', 0):,.0f} MiB then. "
+            f"The first editor warms the shared instance with *{_warm_label(result, p)}*.",
             "",
             "Times are seconds from spawning the client process, median / max over the sessions.",
             "",
