@@ -142,7 +142,7 @@ async def ask_until_complete(
             "identical": answer == reference,
             "answer": summary(answer),
         }
-        if not complete:
+        if answer != reference:
             record["got"] = answer
         asks.append(record)
         if complete:

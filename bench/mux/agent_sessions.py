@@ -16,9 +16,12 @@ Per project, in one run:
   2. for each N: N agents each spawning `pyright-langserver --stdio` (the
      baseline: what agents do without lensmux; N > 1 in parallel);
   3. for each N: a fresh daemon, `--editors` editors attached over the socket
-     (the first waits for pyright's ready line and asks its own, different,
-     cross-file question until complete: the instance is warm; the second joins
-     after), then N agents through `lensmux client pyright` bridges, in parallel.
+     (the first waits for pyright's ready line, opens a file and asks its own,
+     different, cross-file question until complete, or with `--warm-with same`
+     the agents' first; the second joins after and opens another file; each
+     waits for its file's diagnostics, and the instance is warm once the editors
+     have heard nothing for `--quiet` s), then N agents through
+     `lensmux client pyright` bridges, in parallel.
 Per session: spawn -> ready signal, spawn -> first complete answer of each question,
 whether every answer equalled the reference. Memory: resident memory of the
 process trees (each own pyright; the daemon with its pyright; the bridges apart),
