@@ -1,0 +1,306 @@
+"""Agent sessions on a warm shared pyright against agents each spawning a pyright of their own.
+
+    .venv/bin/python -m bench.mux.agent_sessions                                  # tornado and tiny, N = 1, 8
+    .venv/bin/python -m bench.mux.agent_sessions --projects tiny --agents 2      # a quick look
+
+An agent session behaves like Serena's SolidLSP with its pyright adapter
+(bench/mux/agent_session.py): it spawns its client process, initializes without
+`window.workDoneProgress`, waits for pyright's ready signal ("Found N source
+files" or `pyright/endProgress`, 60 s at most), then asks cross-file questions
+(references of a widely used function, a definition in another module) on files
+it had not opened, asking again until the answer is complete, and stops.
+
+Per project, in one run:
+  1. the reference: a pyright of its own, after its ready signal, asked each
+     question until two answers in a row agree; "complete" means those locations;
+  2. for each N: N agents each spawning `pyright-langserver --stdio` (the
+     baseline: what agents do without lensmux; N > 1 in parallel);
+  3. for each N: a fresh daemon, `--editors` editors attached over the socket
+     (the first waits for pyright's ready line, opens a file and asks its own,
+     different, cross-file question until complete, or with `--warm-with same`
+     the agents' first; the second joins after and opens another file; each
+     waits for its file's diagnostics, and the instance is warm once the editors
+     have heard nothing for `--quiet` s), then N agents through
+     `lensmux client pyright` bridges, in parallel.
+Per session: spawn -> ready signal, spawn -> first complete answer of each question,
+whether every answer equalled the reference. Memory: resident memory of the
+process trees (each own pyright; the daemon with its pyright; the bridges apart),
+at its peak and once every session has answered. Nothing here asserts a time.
+
+Writes bench/out/agent_sessions-<time>.json, bench/out/agent_sessions.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from support.daemon_proc import VENV_BIN, DaemonProc
+from support.lspclient import LspClient
+
+from bench.daemon_launch import DaemonLaunchFailed, bench_daemon, config_text, socket_path
+from bench.fetch_corpus import CorpusError
+from bench.mux.agent_memory import TreeSampler
+from bench.mux.agent_questions import PROJECT_MAKERS, AgentProject, Question
+from bench.mux.agent_report import render
+from bench.mux.agent_session import (
+    Gate,
+    ReferenceUnsettled,
+    agent_session,
+    ask_until_complete,
+    settle_reference,
+    wait_ready,
+)
+from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
+from bench.stats import memory_mib
+
+MODULE = "bench.mux.agent_sessions"
+PYRIGHT = [str(VENV_BIN / "pyright-langserver"), "--stdio"]
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",") if x.strip()]
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = arg_parser(__doc__)
+    parser.add_argument("--projects", default="tornado,tiny", help=f"comma-separated, of {', '.join(PROJECT_MAKERS)}")
+    parser.add_argument("--agents", type=_ints, default=[1, 8], help="agent counts N, comma-separated")
+    parser.add_argument("--editors", type=int, default=2, help="editors attached to the shared instance (>= 1)")
+    parser.add_argument("--deadline", type=float, default=300.0, help="seconds an agent asks before giving up")
+    parser.add_argument("--settle-pause", type=float, default=2.0, help="seconds between the reference's asks")
+    parser.add_argument("--interval", type=float, default=0.5, help="seconds between memory samples")
+    parser.add_argument(
+        "--warm-with",
+        choices=("other", "same"),
+        default="other",
+        help="the first editor's cross-file question: another symbol's references (default), or the agents' first",
+    )
+    parser.add_argument("--quiet", type=float, default=2.0, help="seconds of silence to the editors = warm")
+    parser.add_argument("--skip-own", action="store_true", help="shared sessions only (no baseline)")
+    add_common_options(parser)
+    args = parser.parse_args(argv)
+    if args.editors < 1:
+        parser.error("--editors must be at least 1: the shared instance is warmed by an editor")
+    return args
+
+
+def _own_env() -> dict[str, str]:
+    # The daemon's servers see the venv first on PATH (support.daemon_proc.lensmux_env); so do these.
+    return {"PATH": f"{VENV_BIN}:{os.environ.get('PATH', '')}"}
+
+
+@dataclass(frozen=True, slots=True)
+class Launch:
+    """How a run's agents start their client process, and the memory group their processes count in."""
+
+    argv: Sequence[str]
+    env: Mapping[str, str]
+    prefix: str
+    group: str
+
+
+async def _agents(
+    launch: Launch,
+    project: AgentProject,
+    references: dict[str, Any],
+    n: int,
+    sampler: TreeSampler,
+    *,
+    deadline: float,
+    on_answered: Callable[[], Awaitable[None]] | None = None,
+) -> list[dict[str, Any]]:
+    """N sessions at once; the sampler marks "answered" once all have answered, before any stops."""
+    gate = Gate(n)
+    results: list[dict[str, Any]] = [{} for _ in range(n)]
+    started = time.monotonic()
+
+    async def one(i: int) -> None:
+        results[i] = await agent_session(
+            f"{launch.prefix}-{i}",
+            launch.argv,
+            project,
+            references,
+            env=launch.env,
+            gate=gate,
+            on_spawn=lambda pid: sampler.add(launch.group, pid),
+            deadline_s=deadline,
+        )
+
+    async def coordinator() -> None:
+        await gate.opened.wait()
+        await sampler.mark("answered")
+        if on_answered is not None:
+            await on_answered()
+        gate.release()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(coordinator)
+        for i in range(n):
+            tg.start_soon(one, i)
+    for r in results:
+        r["spawned_at"] = round(r.pop("spawned_at", started) - started, 3)
+    return results
+
+
+async def _own(project: AgentProject, references: dict[str, Any], n: int, args: argparse.Namespace) -> dict[str, Any]:
+    sampler = TreeSampler({"servers": set()}, interval=args.interval)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(sampler.run)
+        launch = Launch(PYRIGHT, _own_env(), "own", "servers")
+        sessions = await _agents(launch, project, references, n, sampler, deadline=args.deadline)
+        sampler.stop()
+    return {"sessions": sessions, "memory": sampler.as_dict()}
+
+
+async def _editor(
+    stack: AsyncExitStack,
+    daemon: DaemonProc,
+    project: AgentProject,
+    index: int,
+    *,
+    references: dict[str, Any],
+    args: argparse.Namespace,
+) -> tuple[LspClient, dict[str, Any]]:
+    """An editor over the socket: ready line, its file open and checked; the first also asks its question."""
+    started = time.monotonic()
+    name = f"editor-{index}"
+    client = await stack.enter_async_context(LspClient.over_unix(socket_path(daemon, "pyright"), name=name))
+    await client.initialize(project.root)
+    signal = await wait_ready(client)
+    out: dict[str, Any] = {"name": name, "ready_signal": signal, "ready_s": round(time.monotonic() - started, 3)}
+    uri = await client.open(project.root / project.editor_files[index % len(project.editor_files)], "python")
+    if index == 0:
+        question = _warm_question(project, args.warm_with)
+        deadline = started + args.deadline
+        reference = references[question.label]
+        warm = await ask_until_complete(client, project.root, question, reference, spawned=started, deadline=deadline)
+        out["warm_question"] = question.label
+        out["warm"] = warm
+    # pyright checks an open file and then publishes its diagnostics: the editor's file is analysed.
+    await client.wait_notification("textDocument/publishDiagnostics", lambda p: p.get("uri") == uri, timeout=120)
+    out["diagnostics_s"] = round(time.monotonic() - started, 3)
+    return client, out
+
+
+def _warm_question(project: AgentProject, warm_with: str) -> Question:
+    return project.questions[0] if warm_with == "same" else project.editor_question
+
+
+async def _quiet(clients: Sequence[LspClient], quiet: float, limit: float = 60.0) -> float:
+    """Wait until no editor has received anything for `quiet` seconds (at most `limit`); the seconds waited."""
+    started = time.monotonic()
+    seen, since = -1, started
+    while time.monotonic() - started < limit:
+        count = sum(len(c.messages) for c in clients)
+        if count != seen:
+            seen, since = count, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            break
+        await anyio.sleep(0.1)
+    return round(time.monotonic() - started, 3)
+
+
+async def _shared(
+    daemon: DaemonProc, project: AgentProject, references: dict[str, Any], n: int, args: argparse.Namespace
+) -> dict[str, Any]:
+    sampler = TreeSampler({"daemon": {daemon.pid}, "bridges": set()}, interval=args.interval)
+    out: dict[str, Any] = {}
+
+    async def status() -> None:
+        instances = await anyio.to_thread.run_sync(daemon.instances, "pyright")
+        out["instances_at_answered"] = [_instance_summary(i) for i in instances]
+        # The daemon's own process apart from its servers: VmRSS now, VmHWM its peak so far.
+        out["daemon_process_mib_at_answered"] = memory_mib(daemon.pid)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(sampler.run)
+        async with AsyncExitStack() as stack:
+            editors = [
+                await _editor(stack, daemon, project, e, references=references, args=args) for e in range(args.editors)
+            ]
+            out["editors"] = [summary for _, summary in editors]
+            out["quiet_wait_s"] = await _quiet([client for client, _ in editors], args.quiet)
+            await sampler.mark("warm")
+            launch = Launch(daemon.client_argv("pyright"), daemon.env, "shared", "bridges")
+            out["sessions"] = await _agents(
+                launch, project, references, n, sampler, deadline=args.deadline, on_answered=status
+            )
+        sampler.stop()
+    out["memory"] = sampler.as_dict()
+    return out
+
+
+def _instance_summary(instance: dict[str, Any]) -> dict[str, Any]:
+    keep = ("pid", "clients", "memory_mb", "server_processes", "requests_served", "restarts", "warming", "cache")
+    return {k: instance.get(k) for k in keep}
+
+
+def _project_run(project: AgentProject, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "project": {
+            "name": project.name,
+            "description": project.description,
+            "root": str(project.root),
+            "py_files": project.files,
+            "py_lines": project.lines,
+            "questions": [
+                {"label": q.label, "path": q.path, "position": q.position(project.root)} for q in project.questions
+            ],
+            "editor_question": project.editor_question.label,
+        }
+    }
+    reference = anyio.run(_settle, project, args)
+    out["reference"] = {k: v for k, v in reference.items() if k != "answers"}
+    out["reference"]["answers"] = reference["answers"]
+    references = reference["answers"]
+    out["runs"] = {}
+    for n in args.agents:
+        if not args.skip_own:
+            out["runs"][f"own-{n}"] = anyio.run(_own, project, references, n, args)
+        with bench_daemon(work / f"daemon-{project.name}-{n}", config_text()) as daemon:
+            out["runs"][f"shared-{n}"] = anyio.run(_shared, daemon, project, references, n, args)
+    return out
+
+
+async def _settle(project: AgentProject, args: argparse.Namespace) -> dict[str, Any]:
+    return await settle_reference(PYRIGHT, project, _own_env(), pause=args.settle_pause, limit=args.deadline)
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The reference, then own and shared sessions for every N, per project."""
+    started = time.monotonic()
+    work = args.out / "work" / "agent_sessions"
+    result = result_header(MODULE, pyright=True)
+    result["settings"] = {
+        "agents": args.agents,
+        "editors": args.editors,
+        "deadline_s": args.deadline,
+        "memory_interval_s": args.interval,
+        "warm_with": args.warm_with,
+        "quiet_s": args.quiet,
+    }
+    result["projects"] = {}
+    for name in [p.strip() for p in args.projects.split(",") if p.strip()]:
+        if name not in PROJECT_MAKERS:
+            raise CorpusError(f"unknown project {name!r} (known: {', '.join(PROJECT_MAKERS)})")
+        result["projects"][name] = _project_run(PROJECT_MAKERS[name](work), args, work)
+    return finish(result, started)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run and save the benchmark."""
+    errors = (CorpusError, DaemonLaunchFailed, ReferenceUnsettled)
+    return run_and_save(_parse_args(argv), "agent_sessions", run, render, errors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
