@@ -139,8 +139,12 @@ async def test_a_client_without_window_progress_gets_pyrights_own_progress_notif
     assert all(kind == "pyright/reportProgress" for kind, _ in got[1:-1]), got
 
 
-def _indexed_c_project(root: Path, files: int) -> Path:
-    tree = {f"src/f{i}.c": f"int f{i}(int x) {{ return x + {i}; }}\n" for i in range(files)}
+def _indexed_c_project(root: Path, files: int, header_decls: int = 0) -> Path:
+    """A C project with a compile database; `header_decls` makes every file parse a large header."""
+    include = '#include "big.h"\n' if header_decls else ""
+    tree = {f"src/f{i}.c": f"{include}int f{i}(int x) {{ return x + {i}; }}\n" for i in range(files)}
+    if header_decls:
+        tree["src/big.h"] = "".join(f"int big_{n}(int a, int b);\n" for n in range(header_decls))
     write_files(root, tree)
     commands = [
         {"directory": str(root), "file": f"src/f{i}.c", "arguments": ["cc", "-c", f"src/f{i}.c"]} for i in range(files)
@@ -179,7 +183,8 @@ async def test_a_late_joiner_hears_clangds_background_index_once(daemon: DaemonP
 
 
 async def test_a_joiner_during_clangds_index_follows_it_to_its_end(daemon: DaemonProc, tmp_path: Path) -> None:
-    root = _indexed_c_project(tmp_path / "c", 200)
+    # Every file parses a large header: the index takes seconds, so it is surely still running when frozen.
+    root = _indexed_c_project(tmp_path / "c", 200, header_decls=20_000)
     argv = daemon.client_argv("clangd")
     async with LspClient.over_process(argv, name="first") as first:
         await first.initialize(root)
@@ -188,6 +193,7 @@ async def test_a_joiner_during_clangds_index_follows_it_to_its_end(daemon: Daemo
         (instance,) = daemon.instances("clangd")
         # Frozen mid-index, so the joiner surely joins a progress still running.
         os.kill(instance["pid"], signal.SIGSTOP)
+        assert "end" not in _progress_of(first, BACKGROUND), "precondition: the index ended before it was frozen"
         try:
             async with LspClient.over_process(argv, name="late") as late:
                 await late.initialize(root)
