@@ -42,11 +42,6 @@ CODE_ACTION_KINDS = (
     "through lensmux the InitializeResult says {codeActionKinds: [quickfix, refactor, info]} (client_view.py does "
     "not shape codeActionProvider)"
 )
-CLANGD_INDEX = (
-    "clangd answers references from the index of the files open at that clangd: among the editors and agents, "
-    "references of add also list src/intl.c (the editors hold it open) and src/util.c (when another agent has it "
-    "open), which a clangd alone with this agent does not know"
-)
 CLOSE_VERSION = (
     "the empty diagnostics after this agent's didClose: alone, the server publishes them without a version; "
     "through lensmux they carry 'version': 0 (cleared by the daemon because another client still holds the file, "
@@ -65,10 +60,6 @@ AGENT_XFAILS: dict[tuple[str, str, str], str] = {
     **{
         ("pyright", "lsp-mcp-server", aspect): ROOT_ONLY_URI
         for aspect in ("startup", "hover", "definition", "references", "diagnostics", "log_messages")
-    },
-    **{
-        ("clangd", profile, "references"): CLANGD_INDEX
-        for profile in ("lsp-mcp-server", "mcp-language-server", "multilspy", "serena")
     },
     **{("clangd", profile, "hover"): HOVER_PLAINTEXT for profile in ("mcp-language-server", "multilspy", "serena")},
     **{("clangd", profile, "initialize"): CODE_ACTION_KINDS for profile in ("lsp-mcp-server", "multilspy", "serena")},
