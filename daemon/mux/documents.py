@@ -15,6 +15,7 @@ from typing import Any
 
 from lensmux.daemon.mux.positions import DEFAULT_ENCODING, UTF16
 from lensmux.daemon.mux.textedit import translate_changes
+from lensmux.daemon.paths import file_key
 
 # The holder id the daemon itself uses when it opens a document (indexing, search).
 INTERNAL_HOLDER = 0
@@ -64,6 +65,12 @@ class DocumentStore:
         self._docs: dict[str, Document] = {}
         # What the server's InitializeResult chose; set before every replay.
         self.server_encoding = DEFAULT_ENCODING
+        # Every file opened at the server process since its replay, by anyone, closed ones
+        # included; and per client, those it opened itself (as `file_key`s). A server that
+        # indexes the files opened at it (clangd) answers each client from all of them; the
+        # adapter keeps what that client's own opens would have given it (index_scope.py).
+        self._at_server: set[str] = set()
+        self._opened_by: dict[int, set[str]] = {}
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -81,6 +88,14 @@ class DocumentStore:
         doc = self._docs.get(uri)
         return list(doc.holders) if doc else []
 
+    def opened_at_server(self) -> set[str]:
+        """Files (`file_key`s) opened at the server process, by any client or the daemon, closed ones included."""
+        return self._at_server
+
+    def opened_by(self, client: int) -> set[str]:
+        """Files (`file_key`s) `client` opened since the server process started (or it joined), closed ones included."""
+        return self._opened_by.get(client, set())
+
     def open(
         self, client: int, params: dict[str, Any], *, disk_text: str | None = None, disk_epoch: int | None = None
     ) -> list[ServerNotice]:
@@ -95,12 +110,14 @@ class DocumentStore:
         item = params["textDocument"]
         uri, text = item["uri"], item.get("text", "")
         client_version = int(item.get("version", 0))
+        self._opened_by.setdefault(client, set()).add(file_key(uri))
         doc = self._docs.get(uri)
         if doc is None:
             pristine = disk_epoch if disk_text is not None and text == disk_text else None
             doc = Document(uri, item.get("languageId", ""), text, 1, pristine_epoch=pristine)
             doc.set_holder(client, client_version)
             self._docs[uri] = doc
+            self._at_server.add(file_key(uri))
             return [ServerNotice("textDocument/didOpen", self._open_params(doc), pristine)]
         if doc.text == text or (disk_text is not None and text == disk_text):
             doc.set_holder(client, client_version)
@@ -126,6 +143,7 @@ class DocumentStore:
             return []
         doc = Document(uri, language_id, text, 1, {INTERNAL_HOLDER: 0}, pristine_epoch=disk_epoch)
         self._docs[uri] = doc
+        self._at_server.add(file_key(uri))
         return [ServerNotice("textDocument/didOpen", self._open_params(doc), disk_epoch)]
 
     def refresh_internal(self, uri: str, text: str, *, disk_epoch: int | None = None) -> list[ServerNotice]:
@@ -183,10 +201,17 @@ class DocumentStore:
         out: list[ServerNotice] = []
         for doc in [d for d in self._docs.values() if client in d.holders]:
             out.extend(self.close(client, doc.uri))
+        self._opened_by.pop(client, None)
         return out
 
     def replay(self) -> list[ServerNotice]:
         """didOpen for every document, for a restarted server."""
+        # The new process has seen only what is open now: that is all anyone opened at it.
+        self._at_server = {file_key(uri) for uri in self._docs}
+        self._opened_by = {
+            client: {file_key(uri) for uri, doc in self._docs.items() if client in doc.holders}
+            for client in self._opened_by
+        }
         return [ServerNotice("textDocument/didOpen", self._open_params(d)) for d in self.all()]
 
     def client_version(self, uri: str, client: int, server_version: int | None) -> int | None:

@@ -47,7 +47,8 @@ class Pending:
     # followers, never stored.
     storable: bool = True
     followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
-    # The document a documentSymbol answer is about (a flat answer must name it).
+    # The document a documentSymbol or references answer is about (a flat answer names it;
+    # index_scope.py keeps its own references first).
     doc_uri: str | None = None
     # codeAction: the server's diagnostics back to the asker's wording (diagnostic_wording.py).
     diagnostics_back: dict[Any, Any] | None = None

@@ -19,6 +19,7 @@ from lensmux.daemon.mux import (
     diagnostic_wording,
     diagnostics,
     diagnostics_pull,
+    index_scope,
     notebooks,
     progress_routes,
     registrations,
@@ -188,6 +189,8 @@ def _route_here(
             answer = flat_symbols(
                 answer, key.uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
             )
+        if method in index_scope.METHODS:
+            answer = index_scope.for_client(instance, client, method, answer, key.uri)
         client.send(ev.response(env.id, answer))
         return None
     leader = instance.inflight.get(key.key)
@@ -210,7 +213,7 @@ def _register(
     assert env.id is not UNSET and env.id is not None
     key, storable = route
     entry = instance.pending.add_client(method, client, env.id)
-    if method == SYMBOLS_METHOD:
+    if method == SYMBOLS_METHOD or method in index_scope.METHODS:
         entry.doc_uri = key.uri if key is not None else _document_uri(env.params)
     if key is not None:
         # Identical requests join this one even while warming (they would get the

@@ -67,6 +67,7 @@ async def _answer(instance: Instance, server_id: Id, result: Any) -> None:
 def _progress_create(instance: Instance, params: Any) -> None:
     token = params.get("token") if isinstance(params, dict) else None
     if token is not None:
+        instance.adapter.observe_progress_created(token)
         progress_routes.created(instance, token)
 
 

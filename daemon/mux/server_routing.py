@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostic_wording, diagnostics, notebooks, progress_routes, server_requests
+from lensmux.daemon.mux import diagnostic_wording, diagnostics, index_scope, notebooks, progress_routes, server_requests
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
 from lensmux.daemon.mux.client_caps import declared
@@ -95,7 +95,7 @@ def route_response(instance: Instance, env: Envelope) -> None:
     if not waiting:
         # The leader left or gave up; its followers still get the answer.
         entry.client = None
-    if env.result is not UNSET and entry.method in _PER_CLIENT:
+    if env.result is not UNSET and (entry.method in _PER_CLIENT or _opener_scoped(instance, entry.method)):
         _answer_each(instance, entry, env.result)
         return
     body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
@@ -125,6 +125,9 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
             own = flat_symbols(
                 own, entry.doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
             )
+        if entry.method in index_scope.METHODS:
+            # Only what this client's own opens would have put in the server's index.
+            own = index_scope.for_client(instance, client, entry.method, own, entry.doc_uri)
         client.send(ev.response(client_id, own))
     entry.followers.clear()
 
@@ -134,6 +137,10 @@ def _takes_commands_only(instance: Instance, client: ClientSession) -> bool:
     return instance.adapter.code_actions_follow_client_caps and not declared(
         client.capabilities, "textDocument.codeAction.codeActionLiteralSupport"
     )
+
+
+def _opener_scoped(instance: Instance, method: str) -> bool:
+    return method in index_scope.METHODS and instance.adapter.scopes_to_opened_files(method)
 
 
 def _server_notification(instance: Instance, env: Envelope) -> None:

