@@ -184,6 +184,13 @@ class Adapter:
         """
         return None
 
+    def plaintext_hover(self, markdown: str) -> str | None:
+        """The hover the server alone gives a client without markdown, from the markdown it gave the daemon.
+
+        None: not known for this server; such a client gets the server's markdown as it is.
+        """
+        return None
+
     def forwards_cancel(self, method: str) -> bool:
         """Whether a `$/cancelRequest` for a request of `method` may reach the server."""
         return method not in self.uncancellable

@@ -6,6 +6,7 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from lensmux.adapters import clangd_hover
 from lensmux.adapters.base import Adapter, find_executable
 from lensmux.adapters.capabilities import declared
 from lensmux.adapters.clangd_index import (
@@ -85,6 +86,10 @@ class ClangdAdapter(Adapter):
         if declared(client_caps, "textDocument.publishDiagnostics.relatedInformation") is True:
             return None
         return fold_related(uri, diagnostics)
+
+    def plaintext_hover(self, markdown: str) -> str | None:
+        """clangd's document rendered as plaintext instead of markdown (adapters/clangd_hover.py)."""
+        return clangd_hover.plaintext_hover(markdown)
 
     def extension_notification(self, method: str) -> bool:
         """clangd's fileStatus is sent only when initializationOptions.clangdFileStatus is true."""

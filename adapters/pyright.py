@@ -8,6 +8,7 @@ from typing import Any
 
 import msgspec
 
+from lensmux.adapters import pyright_hover
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
 
@@ -110,6 +111,10 @@ class PyrightAdapter(Adapter):
             "documentSelector": None,
             "identifier": "Pyright",
         }
+
+    def plaintext_hover(self, markdown: str) -> str | None:
+        """pyright's plaintext hover: its parts without fences, the docstring read back (adapters/pyright_hover.py)."""
+        return pyright_hover.plaintext_hover(markdown)
 
     def indexing(self) -> bool:
         """True while pyright reports workspace analysis progress."""

@@ -2,7 +2,7 @@
 
 The server is told the daemon's own capabilities; these lookups decide what
 each client is sent of the server's traffic (pull or push diagnostics,
-registrations, refreshes, snippets, documentChanges).
+registrations, refreshes, snippets, documentChanges, the hover format).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ __all__ = [
     "REFRESH_SUPPORT",
     "accepts_refresh",
     "declared",
+    "hover_format",
     "pulls_diagnostics",
     "registers_dynamically",
     "registration_path",
@@ -93,3 +94,19 @@ def supports_snippets(caps: dict[str, Any]) -> bool:
 def supports_document_changes(caps: dict[str, Any]) -> bool:
     """Whether the client accepts `documentChanges` in WorkspaceEdits."""
     return declared(caps, "workspace.workspaceEdit.documentChanges") is True
+
+
+def hover_format(caps: dict[str, Any]) -> str:
+    """The markup kind a server alone answers this client's hovers in: "markdown" or "plaintext".
+
+    The first of the two that the client lists in `textDocument.hover.contentFormat` (its order
+    is its preference); plaintext when it lists neither or declares nothing, as the protocol
+    says and as clangd and pyright do (seen with both: ["foo", "markdown"] gets markdown,
+    ["plaintext", "markdown"], [] and a bare "markdown" get plaintext).
+    """
+    formats = declared(caps, "textDocument.hover.contentFormat")
+    if isinstance(formats, list):
+        for kind in formats:
+            if kind in ("markdown", "plaintext"):
+                return str(kind)
+    return "plaintext"

@@ -1,9 +1,10 @@
-"""Server answers adjusted to what one client declared: snippets, label details, `documentChanges`.
+"""Server answers adjusted to what one client declared: snippets, label details, `documentChanges`, hover format.
 
 The server was told the daemon's rich capabilities (adapters/capabilities.py),
-so it may answer with snippet completions and versioned `documentChanges`;
-a client that declared neither gets plain-text completions and `changes`
-maps instead, as a server initialized by that client alone would have sent.
+so it may answer with snippet completions, versioned `documentChanges` and
+markdown hovers; a client that declared none of them gets plain-text completions,
+`changes` maps and the hover the server renders in plaintext (rebuilt by the
+adapter), as a server initialized by that client alone would have sent.
 Only answers that can contain them are decoded, and only for such clients.
 """
 
@@ -11,17 +12,19 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from typing import Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.client_caps import declared, supports_document_changes, supports_snippets
+from lensmux.daemon.mux.client_caps import declared, hover_format, supports_document_changes, supports_snippets
 from lensmux.daemon.wire import envelope as ev
 
 log = logging.getLogger(__name__)
 
 COMPLETION_METHODS = frozenset({"textDocument/completion", "completionItem/resolve"})
 SYMBOLS_METHOD = "textDocument/documentSymbol"
+HOVER_METHOD = "textDocument/hover"
 # Answers that are or contain WorkspaceEdits.
 EDIT_METHODS = frozenset(
     {
@@ -38,6 +41,7 @@ _SNIPPET_FORMAT = re.compile(rb'"insertTextFormat"\s*:\s*2(?![0-9])')
 _LABEL_DETAILS = re.compile(rb'"labelDetails"')
 _DOCUMENT_CHANGES = re.compile(rb'"documentChanges"')
 _PLAIN = 1
+_MARKDOWN = re.compile(rb'"markdown"')
 
 
 class ResourceOperationsUnsupported(Exception):
@@ -193,11 +197,20 @@ def _edits_in(method: str, value: Any) -> Any:
     return shape(value)
 
 
-def shape_result(method: str, result: Raw, caps: dict[str, Any], *, edits_follow_caps: bool = True) -> Raw:
+def shape_result(
+    method: str,
+    result: Raw,
+    caps: dict[str, Any],
+    *,
+    edits_follow_caps: bool = True,
+    plaintext_hover: Callable[[str], str | None] | None = None,
+) -> Raw:
     """`result` as the client with capabilities `caps` would have had it from the server alone.
 
     `edits_follow_caps` is False for a server that answers with `documentChanges`
     whatever the client declared (the adapter knows): its answers pass unchanged.
+    `plaintext_hover` is the adapter's rendering of a markdown hover in plaintext
+    (None where it does not know it: the markdown is left as it is).
     """
     # Completions come with nearly every keystroke: the capabilities decide first, and the
     # raw bytes are searched in place (no copy) only for a client that lacks something.
@@ -210,7 +223,30 @@ def shape_result(method: str, result: Raw, caps: dict[str, Any], *, edits_follow
         and _DOCUMENT_CHANGES.search(result) is not None
     ):
         return ev.encode_value(_edits_in(method, ev.decode_value(result)))
+    if (
+        method == HOVER_METHOD
+        and plaintext_hover is not None
+        and hover_format(caps) == "plaintext"
+        and _MARKDOWN.search(result) is not None
+    ):
+        return _plaintext_hover(result, plaintext_hover)
     return result
+
+
+def _plaintext_hover(result: Raw, plaintext_hover: Callable[[str], str | None]) -> Raw:
+    """A markdown hover with its contents in the server's plaintext; left as it is where that is not known."""
+    value = ev.decode_value(result)
+    contents = value.get("contents") if isinstance(value, dict) else None
+    if not isinstance(contents, dict) or contents.get("kind") != "markdown":
+        return result
+    if not isinstance(contents.get("value"), str):
+        return result
+    text = plaintext_hover(contents["value"])
+    if text is None:
+        log.debug("hover left in markdown: the adapter does not know its plaintext")
+        return result
+    value["contents"] = {"kind": "plaintext", "value": text}
+    return ev.encode_value(value)
 
 
 def _completion_needs_shaping(raw: Raw, caps: dict[str, Any]) -> bool:

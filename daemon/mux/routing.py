@@ -35,7 +35,7 @@ from lensmux.daemon.mux.documents import ServerNotice
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.positions import client_encoding
-from lensmux.daemon.mux.result_shape import SYMBOLS_METHOD, flat_symbols
+from lensmux.daemon.mux.result_shape import HOVER_METHOD, SYMBOLS_METHOD, flat_symbols, shape_result
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -191,6 +191,8 @@ def _route_here(
             )
         if method in index_scope.METHODS:
             answer = index_scope.for_client(instance, client, method, answer, key.uri)
+        if method == HOVER_METHOD:
+            answer = shape_result(method, answer, client.capabilities, plaintext_hover=instance.adapter.plaintext_hover)
         client.send(ev.response(env.id, answer))
         return None
     leader = instance.inflight.get(key.key)

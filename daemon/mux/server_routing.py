@@ -21,7 +21,14 @@ from lensmux.daemon.mux.client_caps import declared
 from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
 from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
-from lensmux.daemon.mux.result_shape import COMPLETION_METHODS, EDIT_METHODS, SYMBOLS_METHOD, flat_symbols, shape_result
+from lensmux.daemon.mux.result_shape import (
+    COMPLETION_METHODS,
+    EDIT_METHODS,
+    HOVER_METHOD,
+    SYMBOLS_METHOD,
+    flat_symbols,
+    shape_result,
+)
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -31,7 +38,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_SHAPED = COMPLETION_METHODS | EDIT_METHODS
+_SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}
 _PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD}
 
 
@@ -113,9 +120,13 @@ def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
         if entry.method in EDIT_RESULT_METHODS:
             own = renumber_result(own, client_versions(instance.documents, client.id))
         if entry.method in _SHAPED:
-            # What the server would have answered this client alone (snippets, documentChanges).
+            # What the server would have answered this client alone (snippets, documentChanges, hover format).
             own = shape_result(
-                entry.method, own, client.capabilities, edits_follow_caps=instance.adapter.edits_follow_client_caps
+                entry.method,
+                own,
+                client.capabilities,
+                edits_follow_caps=instance.adapter.edits_follow_client_caps,
+                plaintext_hover=instance.adapter.plaintext_hover,
             )
         if entry.diagnostics_back:
             own = diagnostic_wording.result_to_client(own, entry.diagnostics_back)

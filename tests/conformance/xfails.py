@@ -25,14 +25,8 @@ TWO_INITIALIZED = (
     "after its InitializeResult) and the configuration lines and 'Found' again at its second `initialized` (as "
     "pyright alone tells a client whose second `initialized` comes after the enumeration)"
 )
-HOVER_PLAINTEXT = (
-    "declared no textDocument.hover.contentFormat: the server alone answers hover in plaintext; through lensmux "
-    "the agent gets the markdown the daemon's capabilities asked for (hover results are not shaped per client)"
-)
 AGENT_XFAILS: dict[tuple[str, str, str], str] = {
     ("pyright", "mcp-language-server", "log_messages"): TWO_INITIALIZED,
-    ("pyright", "mcp-language-server", "hover"): HOVER_PLAINTEXT,
-    **{("clangd", profile, "hover"): HOVER_PLAINTEXT for profile in ("mcp-language-server", "multilspy", "serena")},
 }
 AGENT_TIMING: frozenset[tuple[str, str, str]] = frozenset()
 

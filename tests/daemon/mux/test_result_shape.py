@@ -9,6 +9,7 @@ import pytest
 from daemon.mux.mux_stubs import StubInstance, stub
 
 from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux.client_caps import hover_format
 from lensmux.daemon.mux.result_shape import flat_symbols, shape_result, snippet_text
 from lensmux.daemon.wire import envelope as ev
 
@@ -94,3 +95,33 @@ def test_hierarchical_symbols_become_flat_for_a_client_without_hierarchy() -> No
 
 def _rng(sl: int, sc: int, el: int, ec: int) -> dict[str, dict[str, int]]:
     return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+
+
+@pytest.mark.parametrize(
+    ("content_format", "kind"),
+    [
+        (None, "plaintext"),
+        ([], "plaintext"),
+        (["markdown", "plaintext"], "markdown"),
+        (["plaintext", "markdown"], "plaintext"),
+        (["foo", "markdown"], "markdown"),
+        ("markdown", "plaintext"),
+        (["Markdown"], "plaintext"),
+    ],
+)
+def test_the_hover_format_is_the_first_known_kind_the_client_lists(content_format: Any, kind: str) -> None:
+    # As clangd 22 and pyright 1.1.414 alone choose (seen with both, each case).
+    hover = {} if content_format is None else {"contentFormat": content_format}
+    assert hover_format({"textDocument": {"hover": hover}}) == kind
+
+
+def test_hovers_reach_plaintext_clients_in_the_servers_plaintext() -> None:
+    result = ev.encode_value({"contents": {"kind": "markdown", "value": "### `x`"}, "range": RANGE})
+    markdown_client = {"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}
+    plain = shape_result("textDocument/hover", result, {}, plaintext_hover=lambda md: md.replace("### ", ""))
+    assert ev.decode_value(plain) == {"contents": {"kind": "plaintext", "value": "`x`"}, "range": RANGE}
+    # A markdown client's answer is passed on as it came; so is one the adapter cannot render.
+    assert shape_result("textDocument/hover", result, markdown_client, plaintext_hover=lambda md: "") is result
+    assert shape_result("textDocument/hover", result, {}, plaintext_hover=lambda md: None) is result
+    assert shape_result("textDocument/hover", result, {}) is result
+    assert shape_result("textDocument/hover", ev.NULL, {}, plaintext_hover=lambda md: "") is ev.NULL
