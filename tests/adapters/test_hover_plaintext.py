@@ -2,7 +2,9 @@
 
 The pairs are the answers of the real clangd and pyright to the same hovers, once told the
 daemon's capabilities (markdown) and once told none (plaintext); hover/collect_pairs.py
-regenerates them. clangd's plaintext is rebuilt exactly; pyright's docstring conversion to
+regenerates them from the corpus written for these tests (set LENSMUX_HOVER_PAIRS to the directory
+of a `collect_pairs.py --libraries` run to check real libraries' documentation too, which is never
+committed). clangd's plaintext is rebuilt exactly; pyright's docstring conversion to
 markdown loses information, and LOSSY lists each construct that can make its plaintext
 differ: every docstring without them is rebuilt exactly.
 """
@@ -10,6 +12,7 @@ differ: every docstring without them is rebuilt exactly.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -24,7 +27,7 @@ from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 
-PAIRS = Path(__file__).parent / "hover"
+PAIRS = Path(os.environ.get("LENSMUX_HOVER_PAIRS") or Path(__file__).parent / "hover")
 
 
 def _pairs(name: str) -> tuple[dict[str, Any], list[dict[str, str]]]:
@@ -115,7 +118,7 @@ LOSSY: dict[str, Callable[[str], object]] = {
 
 def test_pyright_plaintext_is_exact_unless_the_docstring_has_a_lossy_construct() -> None:
     header, pairs = _pairs("pyright_pairs.jsonl")
-    assert header["server"] == "pyright" and len(pairs) > 300
+    assert header["server"] == "pyright" and len(pairs) > 100
     unexplained = [
         p["where"]
         for p in pairs

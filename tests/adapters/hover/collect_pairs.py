@@ -7,13 +7,16 @@ multilspy, Serena's clangd, mcp-language-server). Both are asked to hover the sa
 and every distinct pair of answers is written to a `.jsonl` file beside this script (a header line,
 then one pair per line), for tests/adapters/test_hover_plaintext.py.
 
-The files hovered: the synthetic corpus under corpus/ (every identifier), then real
-documentation: for clangd, C headers of the C library and C++ headers of libstdc++ (the first
-occurrence of each identifier); for pyright, names of standard-library modules and of the
-packages in this venv (numpy, networkx, click, attrs, pydantic), each hovered where a user
-file uses it. Paths of the temporary workspace are written as `$ROOT`.
+The files hovered: the synthetic corpus under corpus/ (every identifier), written for these
+tests. With `--libraries`, also real documentation, as a check on this machine that is never
+committed (its text is other projects'): for clangd, C headers of the C library and C++ headers
+of libstdc++ (the first occurrence of each identifier); for pyright, names of standard-library
+modules and of the packages in this venv, each hovered where a user file uses it; those pairs go
+to `--out DIR` (default: a temporary directory, printed). Paths of the temporary workspace are
+written as `$ROOT`.
 
-    .venv/bin/python tests/adapters/hover/collect_pairs.py [DATA_SET ...]   (default: all of DATA_SETS)
+    .venv/bin/python tests/adapters/hover/collect_pairs.py [--libraries [--out DIR]] [DATA_SET ...]
+    LENSMUX_HOVER_PAIRS=DIR .venv/bin/pytest tests/adapters/test_hover_plaintext.py   (checks a --libraries run)
 """
 
 from __future__ import annotations
@@ -194,7 +197,7 @@ async def _pairs(server: str, root: Path, files: list[tuple[Path, str, bool]]) -
     return list(pairs.values())
 
 
-def _c_files(root: Path, comment_format: str | None) -> list[tuple[Path, str, bool]]:
+def _c_files(root: Path, comment_format: str | None, libraries: bool) -> list[tuple[Path, str, bool]]:
     shutil.copytree(HERE / "corpus" / "c", root, dirs_exist_ok=True)
     if comment_format is not None:
         (root / ".clangd").write_text(f"Documentation:\n  CommentFormat: {comment_format}\n")
@@ -210,7 +213,7 @@ def _c_files(root: Path, comment_format: str | None) -> list[tuple[Path, str, bo
             files.append((source, "c", False))
         elif source.suffix == ".cpp":
             files.append((source, "cpp", False))
-    if comment_format is not None:
+    if comment_format is not None or not libraries:
         return files  # the configuration applies to files below the root only
     files += [(Path(h), "c", True) for h in C_HEADERS if Path(h).is_file()]
     cxx = sorted(Path("/usr/include/c++").glob("*"))
@@ -227,9 +230,11 @@ def _public_names(module: str) -> list[str]:
     return sorted(n for n in dir(mod) if not n.startswith("_"))[:PER_MODULE]
 
 
-def _py_files(root: Path) -> list[tuple[Path, str, bool]]:
+def _py_files(root: Path, libraries: bool) -> list[tuple[Path, str, bool]]:
     # Kept as .py.in so that linters leave its odd docstrings (tabs, trailing spaces) alone.
     shutil.copy(HERE / "corpus" / "py" / "docs.py.in", root / "docs.py")
+    if not libraries:
+        return [(root / "docs.py", "python", False)]
     lines = [f"import {m}" for m in PY_MODULES]
     lines += [f"{m}.{name}" for m in PY_MODULES for name in _public_names(m)]
     uses = root / "uses_libraries.py"
@@ -253,15 +258,15 @@ DATA_SETS = {
 }
 
 
-def main(names: list[str]) -> None:
+def main(names: list[str], libraries: bool, out_dir: Path) -> None:
     for name in names:
         server, comment_format, file_name = DATA_SETS[name]
         with tempfile.TemporaryDirectory(prefix="hover-pairs-") as tmp:
             root = Path(tmp).resolve()
-            files = _c_files(root, comment_format) if server == "clangd" else _py_files(root)
+            files = _c_files(root, comment_format, libraries) if server == "clangd" else _py_files(root, libraries)
             pairs = anyio.run(_pairs, server, root, files)
             argv0 = adapter_for(load_config(NO_USER_CONFIG).servers[server]).command(root, 0)[0]
-            out = HERE / file_name
+            out = out_dir / file_name
             header = {"server": server, "version": _version(server, argv0), "comment_format": comment_format}
             lines = [json.dumps(header, ensure_ascii=False)] + [json.dumps(p, ensure_ascii=False) for p in pairs]
             out.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -269,4 +274,13 @@ def main(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:] or list(DATA_SETS))
+    args = sys.argv[1:]
+    with_libraries = "--libraries" in args
+    out_dir = HERE
+    if "--out" in args:
+        out_dir = Path(args[args.index("--out") + 1])
+        del args[args.index("--out") : args.index("--out") + 2]
+    elif with_libraries:
+        out_dir = Path(tempfile.mkdtemp(prefix="hover-pairs-libraries-"))
+    out_dir.mkdir(parents=True, exist_ok=True)
+    main([a for a in args if a != "--libraries"] or list(DATA_SETS), with_libraries, out_dir)
