@@ -1,10 +1,11 @@
-"""A daemon that only multiplexes imports what it uses and nothing more.
+"""A daemon that only multiplexes, and the stdio bridge, import what they use and nothing more.
 
 The search stack (numpy, networkx, python-louvain, hnswlib, onnxruntime, lensmux.graph) is
 about half of an idle daemon's memory: it is imported on the first index or search request
-(daemon/search/on_demand.py), never for editors alone. What the process imported comes
-from the real command, unchanged, through tests/support/module_probe (the names in
-sys.modules when the process exits).
+(daemon/search/on_demand.py), never for editors alone. The bridge (`lensmux client`) only
+splices bytes: it imports neither the multiplexer nor the configuration nor an event
+loop library nor the search stack. What each process imported comes from the real commands, unchanged, through
+tests/support/module_probe (the names in sys.modules when the process exits).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
-from support.daemon_proc import running_daemon
+from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -72,3 +73,18 @@ async def test_the_first_search_request_imports_the_search_stack(tmp_path: Path)
             daemon.call("lensmux/hybridSearch", {"query": "where are numbers added", "root": str(tmp_path)})
         pid = daemon.pid
     assert {"numpy", "networkx", "hnswlib", "lensmux.daemon.search.indexing"} <= _imported(out, pid)
+
+
+async def test_the_bridge_imports_neither_the_multiplexer_nor_the_search_stack(
+    tmp_path: Path, daemon: DaemonProc, py_project: Path
+) -> None:
+    out = tmp_path / "modules"
+    async with LspClient.over_process(daemon.client_argv("pyright"), env=_probe_env(out)) as client:
+        await _hover(client, py_project)
+        pid = client.pid
+    assert pid is not None
+    imported = _imported(out, pid)
+    assert "lensmux.daemon.cli.bridge" in imported  # the probe saw the bridge
+    # An event loop library (asyncio imports ssl) was 10 of the bridge's 27 MiB; a selector does its work.
+    unused = ("lensmux.daemon.mux", "lensmux.daemon.config", "lensmux.adapters", "msgspec", "asyncio", "ssl", "uvloop")
+    assert _among(imported, (*unused, *SEARCH_STACK)) == []
