@@ -28,9 +28,10 @@ HIGH_WATER = 64 * 1024
 FLUSH_TIMEOUT_S = 5.0
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+Bytes = bytes | bytearray | memoryview
 
 
-def _push(pending: bytearray, data: bytes, write: Callable[[bytes | bytearray], int]) -> None:
+def _push(pending: bytearray, data: Bytes, write: Callable[[Bytes], int]) -> None:
     """Write what is `pending`, then `data`; keep in `pending` what `write` does not take now."""
     if pending:
         pending += data
@@ -68,6 +69,9 @@ class Splice:
         self._editor_eof = False
         self._daemon_input_ended = False
         self._watches_stale = True
+        # Reads land in these and leave from them; what a destination does not take is copied out.
+        self._in_buffer, self._out_buffer = bytearray(CHUNK), bytearray(CHUNK)
+        self._in_view, self._out_view = memoryview(self._in_buffer), memoryview(self._out_buffer)
         self._selector = selectors.DefaultSelector()
         self._watched: dict[int, int] = {}
         # A pipe's write end turns readable when its reader closes (epoll, kqueue): that is how
@@ -135,31 +139,31 @@ class Splice:
 
     def _from_editor(self) -> None:
         try:
-            data = os.read(self._stdin, CHUNK)
+            size = os.readv(self._stdin, (self._in_buffer,))
         except BlockingIOError:
             return
         except OSError:
-            data = b""
-        if data:
-            self._write_daemon(data)
+            size = 0
+        if size:
+            self._write_daemon(self._in_view[:size])
             return
         self._editor_eof = True
         self._watches_stale = True
         if not self._to_daemon:
             self._end_daemon_input()
 
-    def _receive(self) -> bytes:
+    def _receive(self) -> memoryview:
         try:
-            data = self._sock.recv(CHUNK)
+            size = self._sock.recv_into(self._out_buffer)
         except BlockingIOError:
-            return b""
+            return self._out_view[:0]
         except OSError as exc:
             raise _DaemonGone from exc
-        if not data:
+        if not size:
             raise _DaemonGone
-        return data
+        return self._out_view[:size]
 
-    def _write_daemon(self, data: bytes) -> None:
+    def _write_daemon(self, data: Bytes) -> None:
         try:
             _push(self._to_daemon, data, self._sock.send)
         except OSError as exc:
@@ -177,13 +181,13 @@ class Splice:
         except OSError:
             pass
 
-    def _write_editor(self, data: bytes) -> None:
+    def _write_editor(self, data: Bytes) -> None:
         try:
             _push(self._to_editor, data, self._write_stdout)
         except OSError as exc:
             raise _EditorGone from exc
 
-    def _write_stdout(self, data: bytes | bytearray) -> int:
+    def _write_stdout(self, data: Bytes) -> int:
         return os.write(self._stdout, data)
 
     def _flush_to_editor(self) -> None:
