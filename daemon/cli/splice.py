@@ -11,6 +11,10 @@ source while that holds HIGH_WATER bytes or more. The editor's EOF becomes the d
 once everything before it was sent (answers may still come back); the daemon's EOF ends
 the bridge once what it sent last has reached the editor (FLUSH_TIMEOUT_S at most); an
 editor that closes its output ends it at once.
+
+The usual message is read into a buffer reused for every read and written straight on,
+in one method per direction: each Python call on that path is a measurable share of
+what the bridge adds to a round trip (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ import selectors
 import socket
 import stat
 import time
-from collections.abc import Callable
 
 CHUNK = 65536
 HIGH_WATER = 64 * 1024
@@ -28,24 +31,6 @@ HIGH_WATER = 64 * 1024
 FLUSH_TIMEOUT_S = 5.0
 
 _READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
-Bytes = bytes | bytearray | memoryview
-
-
-def _push(pending: bytearray, data: Bytes, write: Callable[[Bytes], int]) -> None:
-    """Write what is `pending`, then `data`; keep in `pending` what `write` does not take now."""
-    if pending:
-        pending += data
-        try:
-            del pending[: write(pending)]
-        except BlockingIOError:
-            pass
-        return
-    if data:
-        try:
-            written = write(data)
-        except BlockingIOError:
-            written = 0
-        pending += data[written:]
 
 
 class _EditorGone(Exception):
@@ -64,14 +49,14 @@ class Splice:
         self._sock_fd = sock.fileno()
         self._stdin = stdin_fd
         self._stdout = stdout_fd
+        # What a destination has not taken yet, in order; nothing passes it.
         self._to_daemon = bytearray()
         self._to_editor = bytearray()
         self._editor_eof = False
         self._daemon_input_ended = False
         self._watches_stale = True
-        # Reads land in these and leave from them; what a destination does not take is copied out.
-        self._in_buffer, self._out_buffer = bytearray(CHUNK), bytearray(CHUNK)
-        self._in_view, self._out_view = memoryview(self._in_buffer), memoryview(self._out_buffer)
+        self._in_buffers, self._out_buffer = (bytearray(CHUNK),), bytearray(CHUNK)
+        self._in_view, self._out_view = memoryview(self._in_buffers[0]), memoryview(self._out_buffer)
         self._selector = selectors.DefaultSelector()
         self._watched: dict[int, int] = {}
         # A pipe's write end turns readable when its reader closes (epoll, kqueue): that is how
@@ -95,20 +80,22 @@ class Splice:
 
     def _copy(self) -> None:
         select, stdin, sock_fd = self._selector.select, self._stdin, self._sock_fd
+        from_editor, from_daemon = self._from_editor, self._from_daemon
         self._rewatch()
         while True:
             for key, events in select():
-                if key.fd == stdin:
-                    self._from_editor()
-                elif key.fd == sock_fd:
+                fd = key.fd
+                if fd == stdin:
+                    from_editor()
+                elif fd == sock_fd:
                     if events & _WRITE:
-                        self._write_daemon(b"")
+                        self._send_waiting()
                     if events & _READ:
-                        self._write_editor(self._receive())
+                        from_daemon()
                 elif events & _READ:
                     raise _EditorGone
                 else:
-                    self._write_editor(b"")
+                    self._write_waiting()
             # While everything passes straight through, what is watched stays the same.
             if self._to_daemon or self._to_editor or self._watches_stale:
                 self._rewatch()
@@ -138,34 +125,61 @@ class Splice:
         self._watched[fd] = events
 
     def _from_editor(self) -> None:
+        """Read what the editor wrote and send it on, or queue it behind what still waits."""
         try:
-            size = os.readv(self._stdin, (self._in_buffer,))
+            size = os.readv(self._stdin, self._in_buffers)
         except BlockingIOError:
             return
         except OSError:
             size = 0
-        if size:
-            self._write_daemon(self._in_view[:size])
+        if not size:
+            self._editor_eof = True
+            self._watches_stale = True
+            if not self._to_daemon:
+                self._end_daemon_input()
             return
-        self._editor_eof = True
-        self._watches_stale = True
-        if not self._to_daemon:
-            self._end_daemon_input()
+        data = self._in_view[:size]
+        if self._to_daemon:
+            self._to_daemon += data  # the socket's next write event sends it
+            return
+        try:
+            sent = self._sock.send(data)
+        except BlockingIOError:
+            sent = 0
+        except OSError as exc:
+            raise _DaemonGone from exc
+        if sent < size:
+            self._to_daemon += data[sent:]
 
-    def _receive(self) -> memoryview:
+    def _from_daemon(self) -> None:
+        """Receive what the daemon sent and write it to the editor, or queue it behind what still waits."""
         try:
             size = self._sock.recv_into(self._out_buffer)
         except BlockingIOError:
-            return self._out_view[:0]
+            return
         except OSError as exc:
             raise _DaemonGone from exc
         if not size:
             raise _DaemonGone
-        return self._out_view[:size]
-
-    def _write_daemon(self, data: Bytes) -> None:
+        data = self._out_view[:size]
+        if self._to_editor:
+            self._to_editor += data  # stdout's next write event writes it
+            return
         try:
-            _push(self._to_daemon, data, self._sock.send)
+            written = os.write(self._stdout, data)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
+            raise _EditorGone from exc
+        if written < size:
+            self._to_editor += data[written:]
+
+    def _send_waiting(self) -> None:
+        """Send what waits for the daemon; once it has all gone after the editor's EOF, pass the EOF on."""
+        try:
+            del self._to_daemon[: self._sock.send(self._to_daemon)]
+        except BlockingIOError:
+            pass
         except OSError as exc:
             raise _DaemonGone from exc
         if self._editor_eof and not self._to_daemon:
@@ -181,14 +195,14 @@ class Splice:
         except OSError:
             pass
 
-    def _write_editor(self, data: Bytes) -> None:
+    def _write_waiting(self) -> None:
+        """Write what waits for the editor."""
         try:
-            _push(self._to_editor, data, self._write_stdout)
+            del self._to_editor[: os.write(self._stdout, self._to_editor)]
+        except BlockingIOError:
+            pass
         except OSError as exc:
             raise _EditorGone from exc
-
-    def _write_stdout(self, data: Bytes) -> int:
-        return os.write(self._stdout, data)
 
     def _flush_to_editor(self) -> None:
         """What the daemon sent last (the answer to `shutdown`) still reaches the editor, within the timeout."""
@@ -201,6 +215,6 @@ class Splice:
                 left = deadline - time.monotonic()
                 if left <= 0 or not self._selector.select(left):
                     return
-                self._write_editor(b"")
+                self._write_waiting()
         except _EditorGone:
             return
