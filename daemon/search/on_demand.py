@@ -12,7 +12,8 @@ with no index: no roots, "not indexed", no edit to re-index, nothing to learn.
 
 The services are built with the daemon configuration the daemon started with, as they
 were when built at start-up; a reloaded `[daemon.search]` table applies to searches
-whether it came before or after they were built.
+whether it came before or after they were built. The daemon reopens no index at start-up;
+code that made it do so would call `services()` there.
 """
 
 from __future__ import annotations
