@@ -30,10 +30,8 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot
-from lensmux.daemon.search.gateway import DaemonGateway
-from lensmux.daemon.search.graph_learning import GraphLearner
-from lensmux.daemon.search.indexing import IndexService, IndexServiceError
-from lensmux.daemon.search.service import SearchService
+from lensmux.daemon.search.errors import IndexServiceError
+from lensmux.daemon.search.on_demand import SearchOnDemand
 from lensmux.daemon.service.activation import listener_from_socket
 from lensmux.daemon.service.notify import Notifier, watchdog_task
 from lensmux.daemon.wire import envelope as ev
@@ -72,8 +70,8 @@ class Daemon:
         self.control.register("lensmux/shutdown", self._shutdown)
         self.control.register("lensmux/index", self._index)
         self.control.register("lensmux/indexStatus", self._index_status)
-        self.indexes: IndexService | None = None
-        self.search: SearchService | None = None
+        # Indexes, search and learning, imported and built on first use (search/on_demand.py).
+        self.searching: SearchOnDemand | None = None
         self.internal: InternalClient | None = None
         self.assist: AssistService | None = None
 
@@ -93,20 +91,23 @@ class Daemon:
             self._tg = tg
             self.registry = InstanceRegistry(tg, self.config)
             self.internal = InternalClient(self.registry)
-            self.indexes = IndexService(self.config.daemon, self.internal)
+            searching = SearchOnDemand(
+                self.config.daemon,
+                self.registry,
+                self.internal,
+                lambda: self.assist is not None and self.assist.active > 0,
+            )
+            self.searching = searching
             self.registry.on_new_instance.append(self._hook_instance)
             index_scope = anyio.CancelScope()
 
             async def indexes_task(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-                assert self.indexes is not None
                 with index_scope:
-                    await self.indexes.run_task(task_status=task_status)
+                    await searching.run_task(task_status=task_status)
 
             await tg.start(indexes_task)
-            gateway = DaemonGateway(self.registry, self.internal)
-            self.search = SearchService(self.indexes, gateway)
-            self.control.register("lensmux/hybridSearch", self.search.hybrid_search)
-            self.assist = AssistService(self.internal, self.search.hybrid_search)
+            self.control.register("lensmux/hybridSearch", searching.hybrid_search)
+            self.assist = AssistService(self.internal, searching.hybrid_search)
             self.control.register("lensmux/assist/tools", self.assist.list_tools)
             self.control.register("lensmux/assist/call", self.assist.call)
             if self.config.daemon.http.enabled:
@@ -121,11 +122,7 @@ class Daemon:
                 await accept_tg.start(watchdog_task, self.notifier, self._healthy)
                 accept_tg.start_soon(self._status_task)
                 # Stops with the listeners, before the indexes it reads are closed.
-                search, assist = self.search, self.assist
-                learner = GraphLearner(
-                    self.indexes, gateway, lambda: search.config, lambda: search.active > 0 or assist.active > 0
-                )
-                accept_tg.start_soon(learner.run_task)
+                accept_tg.start_soon(searching.learner_task)
                 log.info(
                     "lensmux %d serving %s in %s", os.getpid(), ", ".join(sorted(self._listeners)), self.runtime_dir
                 )
@@ -142,7 +139,7 @@ class Daemon:
             # Indexes first (they save and close while their servers still answer), then servers.
             index_scope.cancel()
             with anyio.CancelScope(shield=True):
-                await self.indexes.wait_closed()
+                await searching.wait_closed()
             with anyio.move_on_after(self.config.daemon.shutdown_grace + 2, shield=True):
                 await self.registry.shutdown_all()
             tg.cancel_scope.cancel()
@@ -250,8 +247,8 @@ class Daemon:
         self.config = new
         if self.registry is not None:
             self.registry.config = new
-        if self.search is not None:
-            self.search.configure(new.daemon.search)
+        if self.searching is not None:
+            self.searching.configure(new.daemon.search)
 
     async def _accept_task(self, name: str, listener: SocketListener, scope: anyio.CancelScope) -> None:
         assert self._tg is not None
@@ -349,13 +346,13 @@ class Daemon:
         instance.on_changed.append(lambda uri: self._on_changed(instance, uri))
 
     def _on_saved(self, uri: str) -> None:
-        if self.indexes is not None:
-            self.indexes.on_saved(uri)
+        if self.searching is not None:
+            self.searching.on_saved(uri)
 
     def _on_changed(self, instance: Instance, uri: str) -> None:
         # On every edit of every client: nothing to do (not even a closure) while nothing is indexed.
-        if self.indexes is not None and self.indexes.roots:
-            self.indexes.on_changed(uri, lambda: _document_text(instance, uri))
+        if self.searching is not None and self.searching.indexing:
+            self.searching.on_changed(uri, lambda: _document_text(instance, uri))
 
     # -- control methods ---------------------------------------------------
 
@@ -366,21 +363,20 @@ class Daemon:
         return Path(root)
 
     async def _index(self, params: Any) -> Any:
-        if self.indexes is None:
+        if self.searching is None:
             raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
         try:
-            entry = await self.indexes.index(self._root_param(params))
+            return await self.searching.index(self._root_param(params))
         except IndexServiceError as exc:
             raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
-        return self.indexes.summary(entry)
 
     async def _index_status(self, params: Any) -> Any:
-        if self.indexes is None:
+        if self.searching is None:
             raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
-        entry = self.indexes.find(self._root_param(params))
-        if entry is None:
+        summary = self.searching.index_status(self._root_param(params))
+        if summary is None:
             raise ControlError(ErrorCode.INVALID_PARAMS, f"{params.get('root')} is not indexed")
-        return self.indexes.summary(entry)
+        return summary
 
     async def _ping(self, params: Any) -> Any:
         return {"pid": os.getpid()}
@@ -403,7 +399,7 @@ class Daemon:
             "servers": sorted(self.config.enabled_servers()),
             "instances": [inst.status() for inst in registry.instances()],
             "clients": [c.status() for c in self.clients.values()],
-            "index": self.indexes.status() if self.indexes else None,
+            "index": self.searching.status() if self.searching else None,
         }
 
 

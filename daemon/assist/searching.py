@@ -11,7 +11,6 @@ from lensmux.daemon.assist.navigation import Answer
 from lensmux.daemon.assist.positions import source_line
 from lensmux.daemon.assist.workspace import Workspace
 from lensmux.daemon.control import ControlError
-from lensmux.graph.search.reasons import describe_reasons
 
 HybridSearch = Callable[[dict[str, Any]], Awaitable[Any]]
 
@@ -39,6 +38,9 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
         response = await hybrid(params)
     except ControlError as exc:
         raise ToolError(f"search failed: {exc}") from exc
+    # Only now: lensmux.graph.search's package brings the search stack, which the search above loaded.
+    from lensmux.graph.search.reasons import describe_reasons
+
     hits = []
     for sym in response.get("ranked_symbols", [])[: top_k or 10]:
         path = Path(sym["file_path"])

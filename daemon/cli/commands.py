@@ -8,13 +8,13 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import msgspec
+from typing import TYPE_CHECKING, Any
 
 from lensmux.daemon.cli.autostart import discover_runtime_dir
 from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, RemoteError
-from lensmux.daemon.config import Config, ConfigInvalid, load_config
+
+if TYPE_CHECKING:
+    from lensmux.daemon.config import Config
 
 # `lensmux search` waits this long for a first index of its root.
 INDEX_WAIT_CLI = 3600.0
@@ -22,6 +22,8 @@ Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 
 def _config(args: argparse.Namespace) -> Config | None:
+    from lensmux.daemon.config import ConfigInvalid, load_config
+
     path = Path(args.config) if getattr(args, "config", None) else None
     try:
         return load_config(path, explicit=path is not None)
@@ -125,6 +127,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_model(args: argparse.Namespace) -> int:
     """`model build` builds the embedding model into the cache; `model info` shows it."""
+    import msgspec
+
     from lensmux.daemon.cli.progress_bar import ProgressBar
     from lensmux.graph.embedding.spec import EmbeddingError
     from lensmux.graph.embedding.store import build_model, model_info

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon.cli import bridge
 from lensmux.daemon.cli.autostart import discover_runtime_dir, ensure_daemon, wait_exited
 from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning
-from lensmux.daemon.config import ConfigInvalid, load_config
+
+# Each command imports what only it uses: `lensmux client` runs as long as the editor or
+# agent that spawned it, and needs neither the configuration nor msgspec (daemon/cli/bridge.py).
 
 
 def _runtime_dir(args: argparse.Namespace) -> Path:
@@ -36,6 +37,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             return _fail(str(exc))
         print(f"lensmux: daemon running (pid {pid}), sockets in {runtime_dir}")
         return 0
+    from lensmux.daemon.config import ConfigInvalid, load_config
     from lensmux.daemon.main import serve_foreground
 
     try:
@@ -47,6 +49,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_client(args: argparse.Namespace) -> int:
     """Bridge stdio to a server socket."""
+    from lensmux.daemon.cli import bridge
+
     try:
         sock = bridge.connect_or_start(
             _runtime_dir(args), args.server, not args.no_autostart, Path(args.config) if args.config else None

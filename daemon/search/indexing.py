@@ -26,6 +26,7 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search import model_memory
+from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 
@@ -37,10 +38,6 @@ EDIT_QUIET_S = 0.2
 EDIT_MAX_DELAY_S = 0.5
 
 TextSource = Callable[[], str | None]
-
-
-class IndexServiceError(Exception):
-    """A root cannot be indexed (not a directory, model unavailable, store locked)."""
 
 
 class LspSymbolSource:

@@ -18,8 +18,9 @@ from msgspec import UnsetType
 
 from lensmux.daemon.config import HybridSearchConfig
 from lensmux.daemon.control import ControlError
+from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.gateway import DaemonGateway
-from lensmux.daemon.search.indexing import IndexService, IndexServiceError
+from lensmux.daemon.search.indexing import IndexService
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.graph.search import (
     HybridSearchEngine,

@@ -1,0 +1,90 @@
+"""A daemon that only multiplexes, and the stdio bridge, import what they use and nothing more.
+
+The search stack (numpy, networkx, python-louvain, hnswlib, onnxruntime, lensmux.graph) is
+about half of an idle daemon's memory: it is imported on the first index or search request
+(daemon/search/on_demand.py), never for editors alone. The bridge (`lensmux client`) only
+splices bytes: it imports neither the multiplexer nor the configuration nor an event
+loop library nor the search stack. What each process imported comes from the real commands, unchanged, through
+tests/support/module_probe (the names in sys.modules when the process exits).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+from support.daemon_proc import DaemonProc, running_daemon
+from support.lspclient import LspClient
+
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
+
+PROBE = Path(__file__).resolve().parents[1] / "support" / "module_probe"
+SEARCH_STACK = (
+    "numpy", "networkx", "community", "hnswlib", "onnxruntime", "lensmux.graph", "lensmux.daemon.search.indexing"
+)  # fmt: skip
+NOTHING_INDEXED = {"model": {"state": "not loaded", "progress": None}, "roots": []}
+
+
+def _probe_env(out: Path) -> dict[str, str]:
+    path = os.environ.get("PYTHONPATH")
+    return {"PYTHONPATH": f"{PROBE}{os.pathsep}{path}" if path else str(PROBE), "LENSMUX_MODULES_OUT": str(out)}
+
+
+def _imported(out: Path, pid: int) -> set[str]:
+    """The modules process `pid` had imported when it exited."""
+    return set((out.parent / f"{out.name}.{pid}").read_text().split())
+
+
+def _among(imported: set[str], packages: Iterable[str]) -> list[str]:
+    """The imported modules that are one of `packages` or inside one."""
+    return sorted(m for m in imported if any(m == p or m.startswith(f"{p}.") for p in packages))
+
+
+async def _hover(client: LspClient, project: Path) -> None:
+    await client.initialize(project)
+    uri = await client.open(project / "demo/main.py", "python")
+    position = {"textDocument": {"uri": uri}, "position": {"line": 4, "character": 10}}
+    assert await client.request("textDocument/hover", position, timeout=120)
+
+
+async def test_a_daemon_serving_an_editor_never_imports_the_search_stack(tmp_path: Path, py_project: Path) -> None:
+    out = tmp_path / "modules"
+    with running_daemon(tmp_path / "d", extra_env=_probe_env(out)) as daemon:
+        async with LspClient.over_unix(daemon.runtime_dir / "pyright.sock") as client:
+            await _hover(client, py_project)
+            await client.change_full(await client.open(py_project / "demo/util.py", "python"), "x = 1\n", 2)
+        status = daemon.status()
+        with pytest.raises(RuntimeError, match="is not indexed"):
+            daemon.call("lensmux/indexStatus", {"root": str(py_project)})
+        pid = daemon.pid
+    imported = _imported(out, pid)
+    assert "lensmux.daemon.mux.instance" in imported  # the probe saw the daemon at work
+    assert _among(imported, SEARCH_STACK) == []
+    assert status["index"] == NOTHING_INDEXED
+
+
+async def test_the_first_search_request_imports_the_search_stack(tmp_path: Path) -> None:
+    out = tmp_path / "modules"
+    with running_daemon(tmp_path / "d", extra_env=_probe_env(out)) as daemon:
+        assert daemon.status()["index"] == NOTHING_INDEXED
+        with pytest.raises(RuntimeError, match="control error"):
+            daemon.call("lensmux/hybridSearch", {"query": "where are numbers added", "root": str(tmp_path)})
+        pid = daemon.pid
+    assert {"numpy", "networkx", "hnswlib", "lensmux.daemon.search.indexing"} <= _imported(out, pid)
+
+
+async def test_the_bridge_imports_neither_the_multiplexer_nor_the_search_stack(
+    tmp_path: Path, daemon: DaemonProc, py_project: Path
+) -> None:
+    out = tmp_path / "modules"
+    async with LspClient.over_process(daemon.client_argv("pyright"), env=_probe_env(out)) as client:
+        await _hover(client, py_project)
+        pid = client.pid
+    assert pid is not None
+    imported = _imported(out, pid)
+    assert "lensmux.daemon.cli.bridge" in imported  # the probe saw the bridge
+    # An event loop library (asyncio imports ssl) was 10 of the bridge's 27 MiB; a selector does its work.
+    unused = ("lensmux.daemon.mux", "lensmux.daemon.config", "lensmux.adapters", "msgspec", "asyncio", "ssl", "uvloop")
+    assert _among(imported, (*unused, *SEARCH_STACK)) == []
