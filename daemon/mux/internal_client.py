@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections import OrderedDict
+from collections import Counter, OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +70,8 @@ class InternalClient:
     def __init__(self, registry: InstanceRegistry) -> None:
         self._registry = registry
         self._open: dict[int, OrderedDict[str, None]] = {}
+        # (instance, uri) -> how many of the daemon's own questions are using it now (`using`).
+        self._in_use: Counter[tuple[int, str]] = Counter()
 
     def servers(self) -> list[ServerConfig]:
         """The enabled servers."""
@@ -99,6 +103,25 @@ class InternalClient:
             return None
         return self._registry.ensure_instance(cfg.name, root, default_initialize_params)
 
+    @asynccontextmanager
+    async def using(self, instance: Instance, path: Path, text: str | None = None) -> AsyncIterator[str]:
+        """`path` open at the server (as `ensure_open`) and not closed by anyone while the block runs.
+
+        Indexing, searches and learning ask about documents concurrently: the learner
+        letting its documents go, or the cap making room, must not close one another
+        of them is asking about at that moment (clangd answers a closed document with
+        an error, "trying to get AST for non-added document").
+        """
+        key = (id(instance), path.as_uri())
+        # Marked before the first await: nothing may close it while it is being opened either.
+        self._in_use[key] += 1
+        try:
+            yield await self.ensure_open(instance, path, text)
+        finally:
+            self._in_use[key] -= 1
+            if not self._in_use[key]:
+                del self._in_use[key]
+
     async def ensure_open(self, instance: Instance, path: Path, text: str | None = None) -> str:
         """Open `path` at the server (as the daemon) unless it is open already; return its URI."""
         uri = path.as_uri()
@@ -119,8 +142,11 @@ class InternalClient:
         )
         opened[uri] = None
         while len(opened) > OPEN_DOCUMENTS_CAP:
-            old, _ = opened.popitem(last=False)
-            await self._close(instance, old)
+            free = next((old for old in opened if (id(instance), old) not in self._in_use), None)
+            if free is None:
+                break  # every one is being asked about: the cap waits for the next open
+            del opened[free]
+            await self._close(instance, free)
         return uri
 
     async def _refresh(self, instance: Instance, path: Path, uri: str, text: str | None) -> None:
@@ -146,8 +172,10 @@ class InternalClient:
         analyse open documents in the background, so keeping it open costs CPU.
         True if the daemon still kept it open."""
         opened = self._open.get(id(instance))
-        if opened is None or opened.pop(uri, False) is not None:
+        if opened is None or uri not in opened or (id(instance), uri) in self._in_use:
+            # Not kept, or another of the daemon's questions is asking about it: it stays kept.
             return False
+        del opened[uri]
         await self._close(instance, uri)
         return True
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Mapping
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
@@ -109,11 +110,12 @@ class DaemonGateway:
         try:
             if not await inst.wait_ready(timeout):
                 raise GatewayError(f"{inst.name} is not running ({inst.failure or inst.state})")
-            for uri in _uris(params):
-                path = uri_to_path(uri)
-                if path is not None:
-                    await self._internal.ensure_open(inst, path)
-            return await inst.request(method, dict(params), timeout)
+            async with AsyncExitStack() as held:
+                for uri in _uris(params):
+                    path = uri_to_path(uri)
+                    if path is not None:
+                        await held.enter_async_context(self._internal.using(inst, path))
+                return await inst.request(method, dict(params), timeout)
         except ServerRequestFailed as exc:
             # The code lets the search tell "method not supported" from a failure.
             raise GatewayError(str(exc), code=exc.code) from exc

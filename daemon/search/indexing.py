@@ -52,10 +52,11 @@ class LspSymbolSource:
         instance = self._internal.instance_for(path, self._root)
         if instance is None or (instance.stopped and instance.failure is not None):
             return None
-        uri = await self._internal.ensure_open(instance, path, text)
+        uri = path.as_uri()
         started = time.perf_counter()
         try:
-            result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+            async with self._internal.using(instance, path, text):
+                result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
             log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
         except InstanceError as exc:
             raise IndexServiceError(str(exc)) from exc
