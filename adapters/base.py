@@ -271,6 +271,13 @@ class Adapter:
         """
         return None
 
+    def progress_request_method(self, begin: dict[str, Any]) -> str | None:
+        """The method of the requests whose work a server-created progress shows, from its begin.
+
+        None: unknown (the daemon takes the request that reached the server last).
+        """
+        return None
+
     def personal_greeting(self, method: str, params: bytes, root: Path, workspace: dict[str, Any]) -> bytes | None:
         """A start-up notification's params as the server alone would have said them to a client whose
         initialize named `workspace` (its workspaceFolders, rootPath, rootUri); None: as they are."""

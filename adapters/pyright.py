@@ -17,6 +17,8 @@ from lensmux.adapters.capabilities import declared
 _ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)")
 # pyright logs nothing at these levels, so the daemon cannot see discovery end.
 _QUIET_LOG_LEVELS = frozenset({"warning", "error"})
+# The progress pyright creates as it starts on a request, by title, and that request's method.
+_REQUEST_PROGRESS = {"Finding references": "textDocument/references"}
 
 
 class PyrightAdapter(Adapter):
@@ -167,6 +169,11 @@ class PyrightAdapter(Adapter):
     def background_progress(self, token: Any, begin: dict[str, Any]) -> bool | None:
         """Analysis is untitled; a request's work has a title ("Finding references", "Executing command")."""
         return not begin.get("title")
+
+    def progress_request_method(self, begin: dict[str, Any]) -> str | None:
+        """The method of a titled progress pyright creates ("Finding references": a references request's)."""
+        title = begin.get("title")
+        return _REQUEST_PROGRESS.get(title) if isinstance(title, str) else None
 
     def progress_notifications(self, token: Any, value: dict[str, Any]) -> list[tuple[str, Any]]:
         """pyright reports its analysis to a client without window progress as `pyright/*Progress`.

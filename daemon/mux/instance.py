@@ -41,6 +41,7 @@ from lensmux.daemon.mux.memory_watch import MemorySample
 from lensmux.daemon.mux.pending import Pending, PendingTable
 from lensmux.daemon.mux.prologue import Greeting, Prologue
 from lensmux.daemon.mux.registrations import RegistrationTable
+from lensmux.daemon.mux.request_progress import ShownProgress
 from lensmux.daemon.mux.server_link import ServerLink
 from lensmux.daemon.mux.supervisor import Supervisor
 from lensmux.daemon.mux.warmup import Warmup
@@ -68,8 +69,10 @@ class Instance:
         self.registrations = RegistrationTable()
         self.diagnostics = DiagnosticsStore()
         self.progress_routes: dict[Any, set[int]] = {}
-        # Server-created tokens before their begin, with the request in flight at their create.
-        self.progress_pending: dict[Any, Pending | None] = {}
+        # Server-created tokens before their begin, with the requests in flight at their create.
+        self.progress_pending: dict[Any, list[Pending]] = {}
+        # What the server showed while working on a request, for the askers it did not work for.
+        self.shown_progress = ShownProgress()
         self.folders = WorkspaceFolders(key.root, covers_root=key.workspace)
         self.client_tokens: dict[str, tuple[ClientSession, Any]] = {}
         self.init_params: dict[str, Any] | None = None

@@ -47,6 +47,10 @@ class Pending:
     # followers, never stored.
     storable: bool = True
     followers: list[tuple[ClientSession, Id]] = field(default_factory=list)
+    # A follower's own workDoneToken, by (client id, request id): its progress goes there.
+    follower_tokens: dict[tuple[int, Id], Any] = field(default_factory=dict)
+    # A server-created progress was found to be this request's (request_progress.owner).
+    progress_shown: bool = False
     # The document a documentSymbol or references answer is about (a flat answer names it;
     # index_scope.py keeps its own references first).
     doc_uri: str | None = None

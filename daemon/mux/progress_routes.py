@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
+from lensmux.daemon.mux import request_progress
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
@@ -40,15 +41,18 @@ PROGRESS_CREATE = "window/workDoneProgress/create"
 
 def created(instance: Instance, token: Any) -> None:
     """The server created a progress token: remember what was in flight; clients hear of it at its begin."""
-    instance.progress_pending[token] = instance.pending.most_recent()
+    instance.progress_pending[token] = instance.pending.entries()
 
 
 def begun(instance: Instance, token: Any, value: dict[str, Any]) -> None:
     """The first `begin` of a server-created token: decide whose progress it is and tell them of the token."""
-    asked = instance.progress_pending.pop(token)
+    in_flight = instance.progress_pending.pop(token)
     background = instance.adapter.background_progress(token, value)
+    asked = None if background else request_progress.owner(instance, in_flight, value)
     if background is None:
         background = asked is None
+    if not background and asked is not None:
+        instance.shown_progress.began(token, asked.method, value)
     if background:
         targets = set(instance.clients)
         instance.prologue.progress_created(token)
@@ -101,6 +105,7 @@ def server_gone(instance: Instance, reason: str) -> None:
                 ended += 1
     instance.progress_routes.clear()
     instance.progress_pending.clear()
+    instance.shown_progress.forget_running()
     # Requests in flight were failed with the process; so are the tokens they carried.
     instance.client_tokens.clear()
     if ended:

@@ -23,6 +23,7 @@ from lensmux.daemon.mux import (
     notebooks,
     progress_routes,
     registrations,
+    request_progress,
     settings_policy,
     workspace_folders,
 )
@@ -176,7 +177,8 @@ def _route_here(
         return None
     if method not in CACHEABLE or not instance.cache.enabled or env.params is UNSET:
         return _UNCACHED
-    key = instance.cache.key_for(method, ev.decode_value(env.params))
+    params = ev.decode_value(env.params)
+    key = instance.cache.key_for(method, params)
     if key is None:
         return _UNCACHED
     # Asked before any lookup: the end of a warm-up bumps the generation, so
@@ -193,6 +195,8 @@ def _route_here(
             answer = index_scope.for_client(instance, client, method, answer, key.uri)
         if method == HOVER_METHOD:
             answer = shape_result(method, answer, client.capabilities, plaintext_hover=instance.adapter.plaintext_hover)
+        # What the server showed while it computed this answer, as it would have shown this client.
+        instance.shown_progress.tell(client, method, request_progress.work_done_token(params))
         client.send(ev.response(env.id, answer))
         return None
     leader = instance.inflight.get(key.key)
@@ -204,6 +208,9 @@ def _route_here(
         and instance.pending.get(leader.server_id) is leader
     ):
         leader.followers.append((client, env.id))
+        token = request_progress.work_done_token(params)
+        if token is not None:
+            leader.follower_tokens[(client.id, env.id)] = token
         return None
     return key, storable
 

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import diagnostic_wording, diagnostics, index_scope, notebooks, progress_routes, server_requests
+from lensmux.daemon.mux import (
+    diagnostic_wording,
+    diagnostics,
+    index_scope,
+    notebooks,
+    progress_routes,
+    request_progress,
+    server_requests,
+)
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
 from lensmux.daemon.mux.client_caps import declared
@@ -102,6 +110,8 @@ def route_response(instance: Instance, env: Envelope) -> None:
     if not waiting:
         # The leader left or gave up; its followers still get the answer.
         entry.client = None
+    if entry.followers and env.result is not UNSET:
+        request_progress.tell_followers(instance, entry)
     if env.result is not UNSET and (entry.method in _PER_CLIENT or _opener_scoped(instance, entry.method)):
         _answer_each(instance, entry, env.result)
         return
@@ -224,6 +234,7 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
     if isinstance(token, str) and token in instance.client_tokens:
         owner, original = instance.client_tokens[token]
         owner.send(ev.notification("$/progress", ev.encode_value({"token": original, "value": head.value})))
+        request_progress.on_client_token(instance, token, head.value)
         return
     value = head.value if isinstance(head.value, dict) else None
     adapter = instance.adapter
@@ -238,6 +249,8 @@ def _route_progress(instance: Instance, env: Envelope) -> None:
         # Asked before the adapter sees the value: an end still finds the token it ends.
         fallback = progress_routes.fallback_bodies(instance, token, value)
         adapter.observe_progress(token, value)
+        if value.get("kind") != "begin":
+            instance.shown_progress.progressed(token, value)
         if value.get("kind") != "end":
             instance.warmup.saw_progress()
         if instance.prologue.follows(token):

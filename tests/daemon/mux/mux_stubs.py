@@ -14,6 +14,7 @@ from lensmux.daemon.mux.documents import DocumentStore
 from lensmux.daemon.mux.pending import PendingTable
 from lensmux.daemon.mux.prologue import Prologue
 from lensmux.daemon.mux.registrations import RegistrationTable
+from lensmux.daemon.mux.request_progress import ShownProgress
 from lensmux.daemon.mux.warmup import Warmup
 
 
@@ -80,6 +81,7 @@ class StubInstance:
         self.to_server: list[dict[str, Any]] = []
         self.progress_routes: dict[Any, set[int]] = {}
         self.progress_pending: dict[Any, Any] = {}
+        self.shown_progress = ShownProgress()
         self.client_tokens: dict[str, Any] = {}
         self.prologue = Prologue(self.name, self.adapter.restatement_key)
         self.warmup = Warmup(self.name, self.adapter, ResponseCache(1 << 20), 3.0)

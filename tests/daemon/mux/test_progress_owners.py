@@ -15,7 +15,7 @@ from daemon.mux.mux_stubs import StubInstance, stub
 from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import server_requests, server_routing
+from lensmux.daemon.mux import request_progress, server_requests, server_routing
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
@@ -100,3 +100,68 @@ async def test_with_nothing_in_flight_an_unknown_servers_progress_is_background(
     await _progress(inst, "t", {"kind": "begin", "title": "loading"})
     assert _told(first) == _told(second) == [("create", "t"), ("begin", "t")]
     assert inst.prologue.follows("t"), "background progress before the warm-up's end is a start-up message"
+
+
+async def test_a_references_progress_is_its_askers_though_another_client_asked_since() -> None:
+    # An agent's references reached pyright first; a busy editor's hover came right after, before
+    # pyright's create for the references was read: the progress is still the agent's.
+    agent, editor = stub(1, PROGRESS), stub(2, PROGRESS)
+    inst: Any = StubInstance(agent, editor, adapter=PYRIGHT)
+    inst.pending.add_client("textDocument/references", agent, 7)
+    inst.pending.add_client("textDocument/hover", editor, 8)
+    await _create(inst, "r")
+    await _progress(inst, "r", {"kind": "begin", "title": "Finding references", "cancellable": True})
+    await _progress(inst, "r", {"kind": "end"})
+    assert _told(agent) == [("create", "r"), ("begin", "r"), ("end", "r")]
+    assert _told(editor) == []
+
+
+async def test_two_references_in_flight_each_get_one_progress_in_the_order_pyright_started_them() -> None:
+    first, second = stub(1, PROGRESS), stub(2, PROGRESS)
+    inst: Any = StubInstance(first, second, adapter=PYRIGHT)
+    inst.pending.add_client("textDocument/references", first, 7)
+    inst.pending.add_client("textDocument/references", second, 8)
+    await _create(inst, "r1")
+    await _create(inst, "r2")
+    await _progress(inst, "r1", {"kind": "begin", "title": "Finding references"})
+    await _progress(inst, "r2", {"kind": "begin", "title": "Finding references"})
+    assert _told(first) == [("create", "r1"), ("begin", "r1")]
+    assert _told(second) == [("create", "r2"), ("begin", "r2")]
+
+
+def _begin_end(client: Any) -> list[Any]:
+    return [
+        (m["params"]["value"]["kind"], m["params"]["value"].get("title"))
+        for m in client.messages
+        if m.get("method") == "$/progress"
+    ]
+
+
+async def test_a_follower_is_shown_the_progress_its_own_request_would_have_shown() -> None:
+    leader, follower, quiet = stub(1, PROGRESS), stub(2, PROGRESS), stub(3, {})
+    inst: Any = StubInstance(leader, follower, quiet, adapter=PYRIGHT)
+    entry = inst.pending.add_client("textDocument/references", leader, 7)
+    entry.followers += [(follower, 8), (quiet, 9)]
+    await _create(inst, "r")
+    await _progress(inst, "r", {"kind": "begin", "title": "Finding references", "cancellable": True})
+    await _progress(inst, "r", {"kind": "end"})
+    request_progress.tell_followers(inst, entry)  # as the answer arrives, before it is sent
+    told = [m.get("method") for m in follower.messages]
+    assert told == ["window/workDoneProgress/create", "$/progress", "$/progress"]
+    assert _begin_end(follower) == [("begin", "Finding references"), ("end", None)]
+    assert quiet.messages == [], "no progress to a client that cannot show it"
+
+
+async def test_a_follower_with_its_own_token_is_shown_progress_on_it() -> None:
+    leader, follower = stub(1, PROGRESS), stub(2, {})
+    inst: Any = StubInstance(leader, follower, adapter=PYRIGHT)
+    entry = inst.pending.add_client("textDocument/references", leader, 7)
+    entry.followers.append((follower, 8))
+    entry.follower_tokens[(2, 8)] = "its-own"
+    await _create(inst, "r")
+    await _progress(inst, "r", {"kind": "begin", "title": "Finding references"})
+    await _progress(inst, "r", {"kind": "end"})
+    request_progress.tell_followers(inst, entry)
+    tokens = [m["params"]["token"] for m in follower.messages if m.get("method") == "$/progress"]
+    assert tokens == ["its-own", "its-own"]
+    assert not any(m.get("method") == "window/workDoneProgress/create" for m in follower.messages)
