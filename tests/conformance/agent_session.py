@@ -205,7 +205,7 @@ class AgentSession:
         # Log, show and progress notifications are compared as what they say (told.py).
         kinds = sorted({method for method, _ in client.notifications if method not in TOLD})
         self.transcript.record("notifications", "kinds of other notifications received", kinds)
-        record_told(self.transcript, client)
+        record_told(self.transcript, client, initialized_twice=self.profile.habits.initialized_twice)
         first = next((m["id"] for m in client.sent_messages if "id" in m and m.get("method") != "initialize"), None)
         self.transcript.notes["told before the first answer"] = self.transcript.normalise(
             before_first_answer(client, first)

@@ -28,6 +28,8 @@ DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|sec|seconds|s)\b")
 # In a progress report, how far the server got ("12 files to analyze") is timing too.
 COUNT = re.compile(r"\d+")
 PLURAL = re.compile(r"\$N (\w+?)s\b")
+# pyright's end of enumeration, in whichever words.
+ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)$")
 
 
 def normalise_text(text: str) -> str:
@@ -89,10 +91,33 @@ def told_sequence(notifications: list[tuple[str, Any]]) -> list[Any]:
     return [told_item(method, params or {}) for method, params in notifications if method in TOLD]
 
 
-def record_told(transcript: Transcript, client: LspClient) -> None:
+def one_enumeration_order(messages: list[Any]) -> list[Any]:
+    """Log lines of a client that sent `initialized` twice, pyright's two orders made one.
+
+    pyright loads its configuration at each `initialized` and enumerates the workspace 250 ms
+    after the last client activity: a pyright of its own logs "configuration, configuration,
+    Found N" when the second `initialized` comes before the enumeration, and "configuration,
+    Found N, configuration, Found N" when it comes after (both seen from pyright alone for the
+    same session). Which one is timing, so an enumeration line that the same line follows
+    later is dropped, on both sides of the comparison.
+    """
+    enumerations = [item[2] for item in messages if ENUMERATED.match(str(item[2]))]
+    kept: list[Any] = []
+    for item in messages:
+        if ENUMERATED.match(str(item[2])):
+            enumerations.pop(0)
+            if item[2] in enumerations:
+                continue
+        kept.append(item)
+    return kept
+
+
+def record_told(transcript: Transcript, client: LspClient, *, initialized_twice: bool = False) -> None:
     """The log and show messages and the progress the client was told over its whole session."""
     notes = client.notifications
     messages = [told_item(m, p) for m, p in notes if m in (LOG, SHOW)]
+    if initialized_twice:
+        messages = one_enumeration_order(messages)
     transcript.record("log_messages", "log and show messages, in order", messages)
     # Progress per token (tokens are free, and reports of two tokens may interleave as they like).
     # Compared as the distinct kinds of progress told: how often a server reports the same work

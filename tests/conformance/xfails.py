@@ -18,16 +18,7 @@ TIMING: frozenset[tuple[str, str, str]] = frozenset()
 
 # -- agents among many clients (test_agents.py): (server, agent profile, aspect) -> reason ---------
 
-TWO_INITIALIZED = (
-    "mcp-language-server sends `initialized` twice at once: pyright alone loads its configuration on each and "
-    "enumerates once, 250 ms after the last, so the agent is told the configuration lines twice, then 'Found 9 "
-    "source files' once; through lensmux it is told pyright's start-up, 'Found' included, when it joins (right "
-    "after its InitializeResult) and the configuration lines and 'Found' again at its second `initialized` (as "
-    "pyright alone tells a client whose second `initialized` comes after the enumeration)"
-)
-AGENT_XFAILS: dict[tuple[str, str, str], str] = {
-    ("pyright", "mcp-language-server", "log_messages"): TWO_INITIALIZED,
-}
+AGENT_XFAILS: dict[tuple[str, str, str], str] = {}
 AGENT_TIMING: frozenset[tuple[str, str, str]] = frozenset()
 
 
