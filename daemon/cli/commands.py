@@ -163,7 +163,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from lensmux.daemon.cli.search_view import render_results, use_colour
 
     runtime_dir = discover_runtime_dir(args.runtime_dir)
-    root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
+    here = Path.cwd()
+    root = Path(args.root).resolve() if args.root else enclosing_project(here)
     ensure_daemon(runtime_dir, not args.no_autostart)
     bar = ProgressBar() if sys.stderr.isatty() else None
     announced: list[bool] = []
@@ -178,7 +179,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             announced.append(True)
 
     try:
-        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI)
+        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI, focus=here)
     except RemoteError as exc:
         print(f"lensmux: cannot index {root}: {exc}", file=sys.stderr)
         return 1
@@ -187,7 +188,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not done:
         print(f"lensmux: indexing {root} did not finish: {status.get('error') or describe(status)}", file=sys.stderr)
         return 1
-    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root)}
+    # The working directory goes first if the root is still being indexed (graph/index/order.py).
+    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root), "focus": str(here)}
     if args.format:
         params["context"] = {"format": args.format, "budget_tokens": args.budget_tokens}
     try:
@@ -195,6 +197,13 @@ def cmd_search(args: argparse.Namespace) -> int:
     except RemoteError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
+    coverage = float(result.get("coverage", 1.0))
+    if coverage < 1.0:
+        print(
+            f"lensmux: {root} is still being indexed: this answer covers {int(coverage * 100)}% of its files"
+            " (where you are first); search again for the rest",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

@@ -28,18 +28,37 @@ def describe(status: dict[str, Any]) -> str:
     )
 
 
-def ensure_indexed(runtime_dir: Path, root: Path, progress: Progress, timeout: float) -> tuple[bool, dict[str, Any]]:
-    """Start indexing `root` if it has no index yet and wait up to `timeout`; (done, last status)."""
+def ready_for_search(status: dict[str, Any]) -> bool:
+    """Whether a search now answers where the user is: the run is over, or it has written its focus.
+
+    A run writes first the files editors hold open and those under the directory the
+    command ran from (graph/index/order.py); once those and anything at all are written,
+    the search answers from them (with its `coverage`) instead of waiting for the rest.
+    """
+    if not status.get("running"):
+        return True
+    return status.get("focus_left") == 0 and bool(status.get("chunks"))
+
+
+def ensure_indexed(
+    runtime_dir: Path, root: Path, progress: Progress, timeout: float, focus: Path | None = None
+) -> tuple[bool, dict[str, Any]]:
+    """Index `root` unless it is, `focus` (a directory) first, and wait up to `timeout` for ready_for_search.
+
+    (done, last status); done is False when the run failed or is not ready in time.
+    """
     deadline = time.monotonic() + timeout
     with ControlClient(runtime_dir, timeout=30) as ctl:
         status = _status(ctl, root)
-        if status is not None and status.get("chunks") and status.get("state") != "error":
+        if status is not None and status.get("chunks") and not status.get("running") and status.get("state") != "error":
             return True, status
-        if status is None or not status.get("running"):
-            status = ctl.call("lensmux/index", {"root": str(root)})
+        # Starts a run, or tells the one under way where the user is.
+        params: dict[str, Any] = {"root": str(root)}
+        if focus is not None:
+            params["focus"] = str(focus)
+        status = ctl.call("lensmux/index", params)
         assert status is not None
-        first_run = int(status.get("runs") or 0)
-        while status.get("running") or int(status.get("runs") or 0) < first_run:
+        while not ready_for_search(status):
             progress(status)
             if time.monotonic() > deadline:
                 return False, status
