@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # `lensmux search` waits this long for a first index of its root.
 INDEX_WAIT_CLI = 3600.0
+# Run from a project's root (no directory below it to index first), `lensmux search` waits this
+# long for the whole index, then answers from what is indexed (saying its coverage).
+PARTIAL_AFTER_S = 30.0
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 
@@ -179,7 +182,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             announced.append(True)
 
     try:
-        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI, focus=here)
+        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI, focus=here, patience=PARTIAL_AFTER_S)
     except RemoteError as exc:
         print(f"lensmux: cannot index {root}: {exc}", file=sys.stderr)
         return 1

@@ -28,26 +28,38 @@ def describe(status: dict[str, Any]) -> str:
     )
 
 
-def ready_for_search(status: dict[str, Any]) -> bool:
-    """Whether a search now answers where the user is: the run is over, or it has written its focus.
+def ready_for_search(status: dict[str, Any], *, focused: bool, patient: bool) -> bool:
+    """Whether a search now answers well enough: the run is over, or it has written where the user is.
 
     A run writes first the files editors hold open and those under the directory the
-    command ran from (graph/index/order.py); once those and anything at all are written,
-    the search answers from them (with its `coverage`) instead of waiting for the rest.
+    command ran from (graph/index/order.py). With such a directory (`focused`), the
+    search answers once those and anything at all are written; without one (run from
+    the root, or the MCP server), once the run is over or, when the caller's patience is
+    spent (`patient`), from whatever is written. The answer says its `coverage`.
     """
     if not status.get("running"):
         return True
-    return status.get("focus_left") == 0 and bool(status.get("chunks"))
+    if not status.get("chunks"):
+        return False
+    return patient or (focused and status.get("focus_left") == 0)
 
 
 def ensure_indexed(
-    runtime_dir: Path, root: Path, progress: Progress, timeout: float, focus: Path | None = None
+    runtime_dir: Path,
+    root: Path,
+    progress: Progress,
+    timeout: float,
+    *,
+    focus: Path | None = None,
+    patience: float | None = None,
 ) -> tuple[bool, dict[str, Any]]:
-    """Index `root` unless it is, `focus` (a directory) first, and wait up to `timeout` for ready_for_search.
+    """Index `root` unless it is, `focus` first, and wait until ready_for_search or `timeout`; (ready, status).
 
-    (done, last status); done is False when the run failed or is not ready in time.
+    `patience` (default: `timeout`) is how long to wait for the whole run before answering from part of it.
     """
-    deadline = time.monotonic() + timeout
+    started = time.monotonic()
+    patience = timeout if patience is None else patience
+    focused = focus is not None and focus.resolve() != root.resolve()
     with ControlClient(runtime_dir, timeout=30) as ctl:
         status = _status(ctl, root)
         if status is not None and status.get("chunks") and not status.get("running") and status.get("state") != "error":
@@ -58,9 +70,12 @@ def ensure_indexed(
             params["focus"] = str(focus)
         status = ctl.call("lensmux/index", params)
         assert status is not None
-        while not ready_for_search(status):
+        while True:
+            waited = time.monotonic() - started
+            if ready_for_search(status, focused=focused, patient=waited >= patience):
+                break
             progress(status)
-            if time.monotonic() > deadline:
+            if waited > timeout:
                 return False, status
             time.sleep(0.3)
             status = _status(ctl, root) or status
