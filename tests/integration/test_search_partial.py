@@ -70,6 +70,11 @@ def test_a_search_during_indexing_answers_from_where_it_ran_and_says_how_much(tm
         assert len(lines) == 1, first.stderr
         status = _status(daemon, root)
         assert status["running"] and status["files_done"] < OTHER_FILES, status
+        shown = subprocess.run(
+            [LENSMUX, "status", "--runtime-dir", str(daemon.runtime_dir)],
+            env=daemon.env, capture_output=True, text=True, timeout=60, check=True,
+        ).stdout  # fmt: skip
+        assert f"searches cover {int(status['coverage'] * 100)}% of the files" in shown, shown
 
         partial = _search(daemon, here, "--json")
         assert partial.returncode == 0, partial.stderr
