@@ -14,7 +14,6 @@ IndexFiles.open reconciles the rest.
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -218,13 +217,7 @@ class Indexer:
         gone = [path for path in known if path not in present]
         if gone:
             await self._remove(gone, under=False)
-        hold, started = self.config.fault_hold, itertools.count(1)
-
-        async def prepare(file: WalkedFile) -> Outcome:
-            if hold is not None:
-                await hold.wait_turn(next(started))
-            return await self._prepare(file, known.get(file.rel))
-
+        prepare = self.order.preparing(lambda w: self._prepare(w, known.get(w.rel)), self.config.fault_hold)
         run = FullRun(prepare, self._batch_writer, self.config, self._write_and_report(progress_cb))
         try:
             retry = await run.run(self.order.start(todo, recent))

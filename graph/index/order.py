@@ -6,23 +6,29 @@ under the directory a search ran from, those git says changed lately (uncommitte
 then those of the last commits), then the rest in walk order. A search that arrives during
 the run re-ranks what is left (`RunOrder.refocus`), in memory, without walking the tree
 again. Files keep their batches: the pipeline takes them in this order and writes what is
-ready, as before.
+ready, as before, except that a file outside the focus is not prepared while a focused one
+is (`RunOrder.preparing`): the language server's first answers are slow (pyright starts, or
+a file is large), and meanwhile the files behind would fill the stages ahead and be
+embedded first.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import subprocess
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 
 from lensmux.graph.index.walk import WalkedFile
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Tiers, most urgent first.
 OPEN, HERE, RECENT, REST = range(4)
@@ -95,6 +101,10 @@ class RunOrder:
         self._focus: list[Focus] = []
         self._unwritten: set[str] = set()
         self._in_flight: set[str] = set()
+        # Taken and not yet prepared; of those, the focused ones, and an event set when there are none.
+        self._preparing: set[str] = set()
+        self._focus_preparing: set[str] = set()
+        self._focus_prepared = anyio.Event()
         self.running = False
 
     def start(self, todo: Sequence[WalkedFile], recent: Sequence[str]) -> Iterator[WalkedFile]:
@@ -102,12 +112,34 @@ class RunOrder:
         self._files = {w.rel: (seq, w) for seq, w in enumerate(todo)}
         self._recent = {rel: rank for rank, rel in enumerate(recent)}
         self._heap, self._best, self._unwritten, self._in_flight = [], {}, set(), set()
+        self._preparing, self._focus_preparing = set(), set()
         self.running = True
         for rel in self._files:
             self._push(rel, RECENT if rel in self._recent else REST, 0)
         for focus in self._focus:
             self._apply(focus)
         return self._take()
+
+    def preparing(
+        self, prepare: Callable[[WalkedFile], Awaitable[T]], hold: FaultHold | None = None
+    ) -> Callable[[WalkedFile], Coroutine[Any, Any, T]]:
+        """`prepare` for the run's files: one outside the focus waits while focused ones are being prepared."""
+        started = itertools.count(1)
+
+        async def run(file: WalkedFile) -> T:
+            if hold is not None:
+                await hold.wait_turn(next(started))
+            while self._focus_preparing and file.rel not in self._focus_preparing:
+                await self._focus_prepared.wait()
+            try:
+                return await prepare(file)
+            finally:
+                self._preparing.discard(file.rel)
+                self._focus_preparing.discard(file.rel)
+                if not self._focus_preparing:
+                    self._focus_prepared.set()
+
+        return run
 
     def refocus(self, focus: Focus) -> None:
         """Put focus's files that are left ahead of the others (the newest focus first within a tier)."""
@@ -138,6 +170,9 @@ class RunOrder:
         self._generation += 1
         # Files being prepared or embedded now are awaited too, if the focus covers them.
         self._unwritten.update(rel for rel in self._in_flight if focus.tier(rel) is not None)
+        for rel in self._preparing:
+            if focus.tier(rel) is not None:
+                self._prepare_first(rel)
         for rel in self._files:  # the files left: an in-memory pass, no walk
             tier = focus.tier(rel)
             if tier is not None and tier <= self._best[rel][0]:
@@ -158,7 +193,15 @@ class RunOrder:
                 continue  # taken already, or moved ahead by a later focus
             del self._best[rel]
             self._in_flight.add(rel)
+            self._preparing.add(rel)
+            if key[0] <= HERE:
+                self._prepare_first(rel)
             yield self._files.pop(rel)[1]
+
+    def _prepare_first(self, rel: str) -> None:
+        if not self._focus_preparing:
+            self._focus_prepared = anyio.Event()
+        self._focus_preparing.add(rel)
 
 
 @dataclass(frozen=True, slots=True)

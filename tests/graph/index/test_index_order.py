@@ -5,7 +5,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 
@@ -136,3 +138,58 @@ async def test_a_full_run_asks_for_the_focus_files_first(tmp_path: Path) -> None
     asked = [p.relative_to(root).as_posix() for p in symbols.calls]
     assert asked[:4] == ["lib/mod_7.py", "deep/here/mod_0.py", "deep/here/mod_4.py", "deep/here/mod_8.py"]
     assert len(asked) == 12 and snapshot.coverage == 1.0
+
+
+@pytest.mark.anyio
+async def test_files_outside_the_focus_wait_while_a_focused_one_is_prepared() -> None:
+    order = RunOrder()
+    order.refocus(Focus(directories=frozenset({"here"})))
+    release, steps = anyio.Event(), []
+
+    async def prepare(file: WalkedFile) -> str:
+        steps.append(f"start {file.rel}")
+        if file.rel == "here/x.py":
+            await release.wait()
+        steps.append(f"end {file.rel}")
+        return file.rel
+
+    run = order.preparing(prepare)
+    async with anyio.create_task_group() as tg:
+        for file in order.start(_walked("a.py", "b.py", "here/x.py"), []):
+            tg.start_soon(run, file)
+        await anyio.wait_all_tasks_blocked()
+        assert steps == ["start here/x.py"]
+        release.set()
+    assert steps[:2] == ["start here/x.py", "end here/x.py"] and len(steps) == 6
+
+
+class _SlowServer(FakeSymbolSource):
+    """Answers the file named `slow` only once `release` is set, and says when it was asked."""
+
+    def __init__(self, slow: str) -> None:
+        super().__init__()
+        self.slow, self.asked, self.release = slow, anyio.Event(), anyio.Event()
+
+    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
+        if path.name == self.slow:
+            self.asked.set()
+            await self.release.wait()
+        return await super().document_symbols(path, language_id, text)
+
+
+@pytest.mark.anyio
+async def test_while_the_server_is_slow_on_the_focus_nothing_else_is_asked_or_embedded(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    for i in range(10):
+        path = root / ("here" if i == 9 else "lib") / f"mod_{i}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(module_text(i))
+    symbols, embedder = _SlowServer("mod_9.py"), FakeEmbedder()
+    async with Indexer(root, tmp_path / "store", embedder, symbols) as ix, anyio.create_task_group() as tg:
+        tg.start_soon(lambda: ix.index_all(focus=Focus(directories=frozenset({"here"}))))
+        await symbols.asked.wait()
+        await anyio.wait_all_tasks_blocked()
+        # The fake records a file once answered: the slow one is asked, no other one.
+        assert symbols.calls == [] and embedder.calls == 0
+        symbols.release.set()
+    assert "here/mod_9.py" in embedder.texts[0] and len(symbols.calls) == 10
