@@ -6,10 +6,10 @@ under the directory a search ran from, those git says changed lately (uncommitte
 then those of the last commits), then the rest in walk order. A search that arrives during
 the run re-ranks what is left (`RunOrder.refocus`), in memory, without walking the tree
 again. Files keep their batches: the pipeline takes them in this order and writes what is
-ready, as before, except that a file outside the focus is not prepared while a focused one
-is (`RunOrder.preparing`): the language server's first answers are slow (pyright starts, or
-a file is large), and meanwhile the files behind would fill the stages ahead and be
-embedded first.
+ready, as before, except that a file outside the focus is not prepared while focused ones
+are on their way (`RunOrder.preparing`): the language server's first answers are slow
+(pyright starts, or a file is large), and meanwhile the files behind would fill the stages
+ahead, be embedded first, and share the cores with the focused ones.
 """
 
 from __future__ import annotations
@@ -101,10 +101,9 @@ class RunOrder:
         self._focus: list[Focus] = []
         self._unwritten: set[str] = set()
         self._in_flight: set[str] = set()
-        # Taken and not yet prepared; of those, the focused ones, and an event set when there are none.
-        self._preparing: set[str] = set()
-        self._focus_preparing: set[str] = set()
-        self._focus_prepared = anyio.Event()
+        # Focused files taken and not yet written, and an event set whenever there are none.
+        self._focus_in_flight: set[str] = set()
+        self._focus_written = anyio.Event()
         self.running = False
 
     def start(self, todo: Sequence[WalkedFile], recent: Sequence[str]) -> Iterator[WalkedFile]:
@@ -112,7 +111,7 @@ class RunOrder:
         self._files = {w.rel: (seq, w) for seq, w in enumerate(todo)}
         self._recent = {rel: rank for rank, rel in enumerate(recent)}
         self._heap, self._best, self._unwritten, self._in_flight = [], {}, set(), set()
-        self._preparing, self._focus_preparing = set(), set()
+        self._focus_in_flight = set()
         self.running = True
         for rel in self._files:
             self._push(rel, RECENT if rel in self._recent else REST, 0)
@@ -123,21 +122,20 @@ class RunOrder:
     def preparing(
         self, prepare: Callable[[WalkedFile], Awaitable[T]], hold: FaultHold | None = None
     ) -> Callable[[WalkedFile], Coroutine[Any, Any, T]]:
-        """`prepare` for the run's files: one outside the focus waits while focused ones are being prepared."""
+        """`prepare` for the run's files: one outside the focus waits while focused ones taken are not written.
+
+        Only focused files already taken are waited for: they go on through the stages
+        without the waiting preparers, so the wait always ends (focused files not yet
+        taken are taken by the next free preparer, being first in the order).
+        """
         started = itertools.count(1)
 
         async def run(file: WalkedFile) -> T:
             if hold is not None:
                 await hold.wait_turn(next(started))
-            while self._focus_preparing and file.rel not in self._focus_preparing:
-                await self._focus_prepared.wait()
-            try:
-                return await prepare(file)
-            finally:
-                self._preparing.discard(file.rel)
-                self._focus_preparing.discard(file.rel)
-                if not self._focus_preparing:
-                    self._focus_prepared.set()
+            while self._focus_in_flight and file.rel not in self._focus_in_flight:
+                await self._focus_written.wait()
+            return await prepare(file)
 
         return run
 
@@ -154,11 +152,15 @@ class RunOrder:
         done = set(rels)
         self._unwritten -= done
         self._in_flight -= done
+        self._focus_in_flight -= done
+        if not self._focus_in_flight:
+            self._focus_written.set()
 
     def finish(self) -> None:
         """The run is over; the next one starts from no focus."""
         self._files, self._heap, self._best, self._focus = {}, [], {}, []
-        self._unwritten, self._in_flight = set(), set()
+        self._unwritten, self._in_flight, self._focus_in_flight = set(), set(), set()
+        self._focus_written.set()
         self.running = False
 
     @property
@@ -168,11 +170,15 @@ class RunOrder:
 
     def _apply(self, focus: Focus) -> None:
         self._generation += 1
-        # Files being prepared or embedded now are awaited too, if the focus covers them.
-        self._unwritten.update(rel for rel in self._in_flight if focus.tier(rel) is not None)
-        for rel in self._preparing:
+        # Files taken already are awaited too, if the focus covers them; one whose preparer
+        # waits for the focus goes on (the waiters wake and look again).
+        for rel in self._in_flight:
             if focus.tier(rel) is not None:
-                self._prepare_first(rel)
+                self._unwritten.add(rel)
+                self._focus_taken(rel)
+        self._focus_written.set()
+        if self._focus_in_flight:
+            self._focus_written = anyio.Event()
         for rel in self._files:  # the files left: an in-memory pass, no walk
             tier = focus.tier(rel)
             if tier is not None and tier <= self._best[rel][0]:
@@ -193,15 +199,14 @@ class RunOrder:
                 continue  # taken already, or moved ahead by a later focus
             del self._best[rel]
             self._in_flight.add(rel)
-            self._preparing.add(rel)
             if key[0] <= HERE:
-                self._prepare_first(rel)
+                self._focus_taken(rel)
             yield self._files.pop(rel)[1]
 
-    def _prepare_first(self, rel: str) -> None:
-        if not self._focus_preparing:
-            self._focus_prepared = anyio.Event()
-        self._focus_preparing.add(rel)
+    def _focus_taken(self, rel: str) -> None:
+        if not self._focus_in_flight:
+            self._focus_written = anyio.Event()
+        self._focus_in_flight.add(rel)
 
 
 @dataclass(frozen=True, slots=True)

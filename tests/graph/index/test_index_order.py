@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -140,27 +141,52 @@ async def test_a_full_run_asks_for_the_focus_files_first(tmp_path: Path) -> None
     assert len(asked) == 12 and snapshot.coverage == 1.0
 
 
-@pytest.mark.anyio
-async def test_files_outside_the_focus_wait_while_a_focused_one_is_prepared() -> None:
-    order = RunOrder()
-    order.refocus(Focus(directories=frozenset({"here"})))
-    release, steps = anyio.Event(), []
-
+def _recording(release: anyio.Event, steps: list[str], slow: str) -> Callable[[WalkedFile], Awaitable[str]]:
     async def prepare(file: WalkedFile) -> str:
         steps.append(f"start {file.rel}")
-        if file.rel == "here/x.py":
+        if file.rel == slow:
             await release.wait()
         steps.append(f"end {file.rel}")
         return file.rel
 
-    run = order.preparing(prepare)
+    return prepare
+
+
+@pytest.mark.anyio
+async def test_files_outside_the_focus_wait_until_the_focused_ones_taken_are_written() -> None:
+    order = RunOrder()
+    order.refocus(Focus(directories=frozenset({"here"})))
+    release, steps = anyio.Event(), list[str]()
+    run = order.preparing(_recording(release, steps, "here/x.py"))
     async with anyio.create_task_group() as tg:
         for file in order.start(_walked("a.py", "b.py", "here/x.py"), []):
             tg.start_soon(run, file)
         await anyio.wait_all_tasks_blocked()
         assert steps == ["start here/x.py"]
         release.set()
-    assert steps[:2] == ["start here/x.py", "end here/x.py"] and len(steps) == 6
+        await anyio.wait_all_tasks_blocked()
+        assert steps == ["start here/x.py", "end here/x.py"], "prepared is not written: the others still wait"
+        order.written(["here/x.py"])
+    assert len(steps) == 6
+
+
+@pytest.mark.anyio
+async def test_a_waiting_file_a_new_focus_covers_goes_on_at_once() -> None:
+    order = RunOrder()
+    order.refocus(Focus(directories=frozenset({"here"})))
+    release, steps = anyio.Event(), list[str]()
+    run = order.preparing(_recording(release, steps, "here/x.py"))
+    async with anyio.create_task_group() as tg:
+        for file in order.start(_walked("a.py", "b.py", "here/x.py"), []):
+            tg.start_soon(run, file)
+        await anyio.wait_all_tasks_blocked()
+        order.refocus(Focus(open_files=frozenset({"b.py"})))
+        await anyio.wait_all_tasks_blocked()
+        assert steps == ["start here/x.py", "start b.py", "end b.py"]
+        assert order.focus_left == 2
+        release.set()
+        order.written(["here/x.py", "b.py"])
+    assert len(steps) == 6 and order.focus_left == 0
 
 
 class _SlowServer(FakeSymbolSource):
