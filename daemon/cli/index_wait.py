@@ -59,7 +59,8 @@ def ensure_indexed(
     """
     started = time.monotonic()
     patience = timeout if patience is None else patience
-    focused = focus is not None and focus.resolve() != root.resolve()
+    # A directory below the root: the daemon indexes the files there first (one elsewhere it ignores).
+    focused = focus is not None and focus.resolve() != root.resolve() and focus.resolve().is_relative_to(root.resolve())
     with ControlClient(runtime_dir, timeout=30) as ctl:
         status = _status(ctl, root)
         if status is not None and status.get("chunks") and not status.get("running") and status.get("state") != "error":
