@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 
@@ -141,52 +141,55 @@ async def test_a_full_run_asks_for_the_focus_files_first(tmp_path: Path) -> None
     assert len(asked) == 12 and snapshot.coverage == 1.0
 
 
-def _recording(release: anyio.Event, steps: list[str], slow: str) -> Callable[[WalkedFile], Awaitable[str]]:
-    async def prepare(file: WalkedFile) -> str:
-        steps.append(f"start {file.rel}")
-        if file.rel == slow:
-            await release.wait()
-        steps.append(f"end {file.rel}")
+class _Preparers:
+    """A run over a.py, b.py and here/x.py focused on here/, a task per file; x.py is prepared once `release`."""
+
+    def __init__(self) -> None:
+        self.order = RunOrder()
+        self.order.refocus(Focus(directories=frozenset({"here"})))
+        self.release = anyio.Event()
+        self.steps: list[str] = []
+
+    async def prepare(self, file: WalkedFile) -> str:
+        self.steps.append(f"start {file.rel}")
+        if file.rel == "here/x.py":
+            await self.release.wait()
+        self.steps.append(f"end {file.rel}")
         return file.rel
 
-    return prepare
+    def start_all(self, tg: anyio.abc.TaskGroup) -> None:
+        run = self.order.preparing(self.prepare)
+        for file in self.order.start(_walked("a.py", "b.py", "here/x.py"), []):
+            tg.start_soon(run, file)
 
 
 @pytest.mark.anyio
 async def test_files_outside_the_focus_wait_until_the_focused_ones_taken_are_written() -> None:
-    order = RunOrder()
-    order.refocus(Focus(directories=frozenset({"here"})))
-    release, steps = anyio.Event(), list[str]()
-    run = order.preparing(_recording(release, steps, "here/x.py"))
+    run = _Preparers()
     async with anyio.create_task_group() as tg:
-        for file in order.start(_walked("a.py", "b.py", "here/x.py"), []):
-            tg.start_soon(run, file)
+        run.start_all(tg)
         await anyio.wait_all_tasks_blocked()
-        assert steps == ["start here/x.py"]
-        release.set()
+        assert run.steps == ["start here/x.py"]
+        run.release.set()
         await anyio.wait_all_tasks_blocked()
-        assert steps == ["start here/x.py", "end here/x.py"], "prepared is not written: the others still wait"
-        order.written(["here/x.py"])
-    assert len(steps) == 6
+        assert run.steps == ["start here/x.py", "end here/x.py"], "prepared is not written: the others still wait"
+        run.order.written(["here/x.py"])
+    assert len(run.steps) == 6
 
 
 @pytest.mark.anyio
 async def test_a_waiting_file_a_new_focus_covers_goes_on_at_once() -> None:
-    order = RunOrder()
-    order.refocus(Focus(directories=frozenset({"here"})))
-    release, steps = anyio.Event(), list[str]()
-    run = order.preparing(_recording(release, steps, "here/x.py"))
+    run = _Preparers()
     async with anyio.create_task_group() as tg:
-        for file in order.start(_walked("a.py", "b.py", "here/x.py"), []):
-            tg.start_soon(run, file)
+        run.start_all(tg)
         await anyio.wait_all_tasks_blocked()
-        order.refocus(Focus(open_files=frozenset({"b.py"})))
+        run.order.refocus(Focus(open_files=frozenset({"b.py"})))
         await anyio.wait_all_tasks_blocked()
-        assert steps == ["start here/x.py", "start b.py", "end b.py"]
-        assert order.focus_left == 2
-        release.set()
-        order.written(["here/x.py", "b.py"])
-    assert len(steps) == 6 and order.focus_left == 0
+        assert run.steps == ["start here/x.py", "start b.py", "end b.py"]
+        assert run.order.focus_left == 2
+        run.release.set()
+        run.order.written(["here/x.py", "b.py"])
+    assert len(run.steps) == 6 and run.order.focus_left == 0
 
 
 class _SlowServer(FakeSymbolSource):
