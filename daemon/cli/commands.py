@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 
 # `lensmux search` waits this long for a first index of its root.
 INDEX_WAIT_CLI = 3600.0
-# Run from a project's root (no directory below it to index first), `lensmux search` waits this
-# long for the whole index, then answers from what is indexed (saying its coverage).
+# Run from a project's root (no directory below it to index first), `lensmux search` waits for the
+# whole index until the run has gone on this long, then answers from what is indexed (saying its coverage).
 PARTIAL_AFTER_S = 30.0
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 

@@ -55,7 +55,8 @@ def ensure_indexed(
 ) -> tuple[bool, dict[str, Any]]:
     """Index `root` unless it is, `focus` first, and wait until ready_for_search or `timeout`; (ready, status).
 
-    `patience` (default: `timeout`) is how long to wait for the whole run before answering from part of it.
+    `patience` (default: `timeout`) is how long the run may go on, from its start, before a search answers
+    from part of it.
     """
     started = time.monotonic()
     patience = timeout if patience is None else patience
@@ -73,7 +74,9 @@ def ensure_indexed(
         assert status is not None
         while True:
             waited = time.monotonic() - started
-            if ready_for_search(status, focused=focused, patient=waited >= patience):
+            # Patience counts from the run's start: a later search during a long run answers at once.
+            ran = max(waited, float(status.get("elapsed_s") or 0.0))
+            if ready_for_search(status, focused=focused, patient=ran >= patience):
                 break
             progress(status)
             if waited > timeout:
