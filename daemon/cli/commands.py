@@ -202,9 +202,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 1
     coverage = float(result.get("coverage", 1.0))
     if coverage < 1.0:
+        first = f" ({here.relative_to(root)}/ first)" if here != root and here.is_relative_to(root) else ""
         print(
             f"lensmux: {root} is still being indexed: this answer covers {int(coverage * 100)}% of its files"
-            " (where you are first); search again for the rest",
+            f"{first}; search again for the rest",
             file=sys.stderr,
         )
     if args.json:

@@ -81,7 +81,7 @@ def _while_held_then_after(daemon: DaemonProc, root: Path, hold: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert f"{HERE}/ledger.py:1" in first.stdout, first.stdout
     lines = [line for line in first.stderr.splitlines() if "still being indexed: this answer covers" in line]
-    assert len(lines) == 1, first.stderr
+    assert len(lines) == 1 and f"({HERE}/ first)" in lines[0], first.stderr
     status = _status(daemon, root)
     assert status["running"] and status["files_done"] == 3, status
     shown = subprocess.run(
