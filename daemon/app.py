@@ -366,7 +366,7 @@ class Daemon:
         if self.searching is None:
             raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
         try:
-            return await self.searching.index(self._root_param(params))
+            return await self.searching.index(self._root_param(params), params.get("focus"))
         except IndexServiceError as exc:
             raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
 

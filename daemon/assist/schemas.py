@@ -122,6 +122,11 @@ TOOLS: list[dict[str, Any]] = [
                 "hits": {"type": "array", "items": _HIT},
                 "degraded": {"type": "boolean"},
                 "warnings": {"type": "array", "items": _STR},
+                "coverage": {
+                    "type": "number",
+                    "description": "share of the workspace's files indexed when the search ran (below 1 while "
+                    "indexing goes on; the workspace's files where the user is come first)",
+                },
                 "context": _STR,
             },
             ["hits"],

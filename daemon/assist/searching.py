@@ -52,7 +52,8 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
                      "kind": sym.get("kind", ""), "score": round(float(sym.get("score", 0.0)), 4),
                      "reasons": list(sym.get("reasons") or [])})  # fmt: skip
     structured: dict[str, Any] = {"query": query, "hits": hits, "degraded": bool(response.get("degraded")),
-                                  "warnings": list(response.get("warnings") or [])}  # fmt: skip
+                                  "warnings": list(response.get("warnings") or []),
+                                  "coverage": float(response.get("coverage", 1.0))}  # fmt: skip
     lines = [f"{len(hits)} {'result' if len(hits) == 1 else 'results'} for {query!r}:"]
     for rank, hit in enumerate(hits, 1):
         text = (

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 # `lensmux search` waits this long for a first index of its root.
 INDEX_WAIT_CLI = 3600.0
+# Run from a project's root (no directory below it to index first), `lensmux search` waits for the
+# whole index until the run has gone on this long, then answers from what is indexed (saying its coverage).
+PARTIAL_AFTER_S = 30.0
 Common = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 
@@ -163,7 +166,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     from lensmux.daemon.cli.search_view import render_results, use_colour
 
     runtime_dir = discover_runtime_dir(args.runtime_dir)
-    root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
+    here = Path.cwd()
+    root = Path(args.root).resolve() if args.root else enclosing_project(here)
     ensure_daemon(runtime_dir, not args.no_autostart)
     bar = ProgressBar() if sys.stderr.isatty() else None
     announced: list[bool] = []
@@ -178,7 +182,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             announced.append(True)
 
     try:
-        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI)
+        done, status = ensure_indexed(runtime_dir, root, progress, INDEX_WAIT_CLI, focus=here, patience=PARTIAL_AFTER_S)
     except RemoteError as exc:
         print(f"lensmux: cannot index {root}: {exc}", file=sys.stderr)
         return 1
@@ -187,7 +191,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not done:
         print(f"lensmux: indexing {root} did not finish: {status.get('error') or describe(status)}", file=sys.stderr)
         return 1
-    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root)}
+    # The working directory goes first if the root is still being indexed (graph/index/order.py).
+    params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root), "focus": str(here)}
     if args.format:
         params["context"] = {"format": args.format, "budget_tokens": args.budget_tokens}
     try:
@@ -195,6 +200,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     except RemoteError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
+    coverage = float(result.get("coverage", 1.0))
+    if coverage < 1.0:
+        first = f" ({here.relative_to(root)}/ first)" if here != root and here.is_relative_to(root) else ""
+        print(
+            f"lensmux: {root} is still being indexed: this answer covers {int(coverage * 100)}% of its files"
+            f"{first}; search again for the rest",
+            file=sys.stderr,
+        )
     if args.json:
         print(json.dumps(result, indent=2))
         return 0

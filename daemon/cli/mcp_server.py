@@ -29,7 +29,8 @@ from lensmux.daemon.cli.index_wait import describe, ensure_indexed
 
 log = logging.getLogger("lensmux.mcp")
 
-# search_code waits this long for a first index before answering with its progress.
+# search_code waits this long for a first index; then it answers from what is indexed (the
+# answer says its coverage), or, with nothing indexed yet, with the run's progress.
 INDEX_WAIT = 45.0
 # A tool call's own answer; the daemon bounds every tool at 50 s.
 CALL_TIMEOUT = 58.0
@@ -92,7 +93,7 @@ class McpForwarder:
         return _result(answer["text"], answer.get("structured"), bool(answer.get("is_error")))
 
     async def _index_first(self, ctx: Any) -> str | None:
-        """Index the root if it has no index yet, with progress; an error text if it is not ready in time."""
+        """Index the root if it has no index yet, with progress; an error text if nothing is indexed in time."""
 
         def report(status: dict[str, Any]) -> None:
             total = float(status.get("files_total") or 0) or None

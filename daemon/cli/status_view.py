@@ -72,6 +72,9 @@ def render_indexes(index: Any) -> list[str]:
         progress = ""
         if root.get("running"):
             progress = f"  indexing {root.get('files_done', 0)}/{root.get('files_total', 0)} files"
+            if root.get("coverage") is not None:
+                # What a search answers from meanwhile (graph/index/progress.py, Progress.coverage).
+                progress += f", searches cover {int(float(root['coverage']) * 100)}% of the files"
         error = root.get("error") or root.get("last_error")
         lines.append(
             f"  {root.get('state', '?')!s:<9} files {root.get('files') if root.get('files') is not None else '-':<6} "

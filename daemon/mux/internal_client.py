@@ -191,6 +191,17 @@ class InternalClient:
                 closed += await self.release(instance, uri)
         return closed
 
+    def editor_documents(self) -> list[str]:
+        """URIs of the documents clients other than the daemon hold open, in every instance (sorted)."""
+        return sorted(
+            {
+                doc.uri
+                for inst in self._registry.instances()
+                for doc in inst.documents.all()
+                if set(doc.holders) - {INTERNAL_HOLDER}
+            }
+        )
+
     async def _close(self, instance: Instance, uri: str) -> None:
         await instance.sync_documents(lambda: instance.documents.close(INTERNAL_HOLDER, uri))
 

@@ -22,13 +22,14 @@ import anyio.to_thread
 from anyio.abc import TaskGroup
 
 from lensmux.daemon.config import DaemonConfig
-from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search import model_memory
 from lensmux.daemon.search.errors import IndexServiceError
-from lensmux.graph.index import Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
+from lensmux.daemon.search.index_inputs import LspSymbolSource, fault_hold_from_env, focus_of, focus_param
+from lensmux.graph.index import IndexConfig, Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
+from lensmux.graph.index.order import Focus
 
 log = logging.getLogger(__name__)
 
@@ -38,33 +39,6 @@ EDIT_QUIET_S = 0.2
 EDIT_MAX_DELAY_S = 0.5
 
 TextSource = Callable[[], str | None]
-
-
-class LspSymbolSource:
-    """documentSymbol through the daemon's instance for the file's language."""
-
-    def __init__(self, internal: InternalClient, root: Path) -> None:
-        self._internal = internal
-        self._root = root
-
-    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
-        """The server's symbols, None when no configured server covers the file."""
-        instance = self._internal.instance_for(path, self._root)
-        if instance is None or (instance.stopped and instance.failure is not None):
-            return None
-        uri = path.as_uri()
-        started = time.perf_counter()
-        try:
-            async with self._internal.using(instance, path, text):
-                result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
-            log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
-        except InstanceError as exc:
-            raise IndexServiceError(str(exc)) from exc
-        finally:
-            # pyright type-checks open documents in the background: measured on
-            # rich, closing right away cut its CPU for a full index by ~60%.
-            await self._internal.release(instance, uri)
-        return result if isinstance(result, list) else []
 
 
 @dataclass
@@ -105,6 +79,7 @@ class IndexService:
         # A search waits for the pending edits: index them now, not after the pause.
         self._hurry = False
         self._changed = anyio.Event()
+        self._index_config = IndexConfig(fault_hold=fault_hold_from_env())
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
@@ -160,8 +135,14 @@ class IndexService:
                 self.model_progress = None
             return self._embedder
 
-    async def index(self, root: Path) -> RootIndex:
-        """Start (or refresh) indexing of `root`; returns at once with the run under way."""
+    async def index(self, root: Path, focus: Any = None) -> RootIndex:
+        """Start (or refresh) indexing of `root`; returns at once with the run under way.
+
+        The run indexes first the files editors hold open and those under `focus` (the
+        directory the command ran from, a request's `focus`); a run already under way puts
+        them next.
+        """
+        directory = focus_param(focus)
         resolved = await anyio.Path(root).resolve()
         if not await resolved.is_dir():
             raise IndexServiceError(f"{root} is not a directory")
@@ -169,7 +150,8 @@ class IndexService:
         entry = self.roots.get(root)
         if entry is None:
             embedder = await self.embedder()
-            indexer = Indexer(root, None, embedder, LspSymbolSource(self._internal, root), model_id=_model_id(embedder))
+            symbols = LspSymbolSource(self._internal, root)
+            indexer = Indexer(root, None, embedder, symbols, config=self._index_config, model_id=_model_id(embedder))
             try:
                 await indexer.open()
             except IndexStoreError as exc:
@@ -181,15 +163,22 @@ class IndexService:
             entry.done = anyio.Event()
             entry.started_at = time.time()
             entry.finished_at = None
-            self._group().start_soon(self._run_task, entry)
+            self._group().start_soon(self._run_task, entry, focus_of(root, self._internal, directory))
+        else:
+            self.refocus(entry, directory)
         return entry
 
-    async def _run_task(self, entry: RootIndex) -> None:
+    def refocus(self, entry: RootIndex, directory: Path | None) -> None:
+        """While the root is indexed, index next the files editors hold open and those under `directory`."""
+        if entry.running:
+            entry.indexer.order.refocus(focus_of(entry.root, self._internal, directory))
+
+    async def _run_task(self, entry: RootIndex, focus: Focus) -> None:
         def progress(snapshot: ProgressSnapshot) -> None:
             entry.last = snapshot
 
         try:
-            entry.last = await entry.indexer.index_all(progress)
+            entry.last = await entry.indexer.index_all(progress, focus)
             entry.error = None
         except (IndexStoreError, OSError) as exc:
             entry.error = str(exc)

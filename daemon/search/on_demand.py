@@ -120,10 +120,10 @@ class SearchOnDemand:
         self._built.set()
         log.info("search stack loaded")
 
-    async def index(self, root: Path) -> dict[str, Any]:
-        """`lensmux/index`: start (or refresh) indexing of `root`; its summary with the run under way."""
+    async def index(self, root: Path, focus: Any = None) -> dict[str, Any]:
+        """`lensmux/index`: start (or refresh) indexing of `root`, `focus` (a directory) first; its summary."""
         indexes, _ = await self.services()
-        return indexes.summary(await indexes.index(root))
+        return indexes.summary(await indexes.index(root, focus))
 
     def index_status(self, root: Path) -> dict[str, Any] | None:
         """`lensmux/indexStatus`: the summary of the index of `root` (or of the root containing it), if any."""

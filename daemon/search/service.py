@@ -10,8 +10,10 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
+import anyio
 import anyio.to_thread
 import msgspec
 from msgspec import UnsetType
@@ -20,6 +22,7 @@ from lensmux.daemon.config import HybridSearchConfig
 from lensmux.daemon.control import ControlError
 from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.index_inputs import focus_param
 from lensmux.daemon.search.indexing import IndexService
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.graph.search import (
@@ -123,12 +126,21 @@ class SearchService:
         params = dict(params)
         context = _context_options(params)
         try:
+            # The directory the search ran from (the CLI's working directory); else a root below the index's.
+            directory = focus_param(params.pop("focus", None))
+        except IndexServiceError as exc:
+            raise ControlError(ErrorCode.INVALID_PARAMS, str(exc), {"http_status": 400}) from None
+        try:
             request = parse_request(params)
             indexed = {root: entry for root, entry in self._indexes.roots.items() if entry.indexer.status().chunks}
             pending = [root for root in self._indexes.roots if root not in indexed]
             _root, entry = select_root(request.root, indexed, pending=pending)
         except SearchError as exc:
             raise _control_error(exc) from None
+        if directory is None and request.root is not None:
+            directory = Path(await (await anyio.Path(request.root).expanduser()).resolve())
+        # A root still being indexed answers from what is indexed, and indexes where the search ran next.
+        self._indexes.refocus(entry, directory)
         try:
             embedder = await self._indexes.embedder()
             self._engine.embed_query = embedder.embed_query
@@ -141,7 +153,10 @@ class SearchService:
             settling = time.perf_counter()
             unsettled = await self._indexes.settle(entry, self.config.fresh_wait_s)
             waited = time.perf_counter() - settling
-            response = await self._engine.search(request, entry.indexer, indexing_in_progress=entry.running)
+            coverage = round(entry.indexer.progress.coverage(), 4)
+            response = await self._engine.search(
+                request, entry.indexer, indexing_in_progress=entry.running, coverage=coverage
+            )
         except SearchError as exc:
             raise _control_error(exc) from None
         finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from lensmux.graph.index.chunking import ChunkConfig
+from lensmux.graph.index.order import FaultHold
 from lensmux.graph.index.vectors import HnswParams
 from lensmux.graph.index.walk import DEFAULT_MAX_FILE_BYTES
 
@@ -40,3 +41,5 @@ class IndexConfig:
     # watchfiles debounce (ms) and how often the watcher wakes up when idle (ms).
     watch_debounce_ms: int = 400
     watch_tick_ms: int = 500
+    # Fault injection for tests only: hold full runs in the middle (order.FaultHold).
+    fault_hold: FaultHold | None = None

@@ -3,11 +3,12 @@
 Work is split so the event loop stays free: file reads, chunking, SQLite writes and
 hnswlib calls run in worker threads, embedding runs in worker threads in batches of
 `embed_batch`, and documentSymbol requests run `symbol_concurrency` at a time.
-A full run is a pipeline (pipeline.py): files are prepared, embedded (`embed_concurrency`
-calls in flight) and written in stages joined by bounded streams, each stage taking what
-is ready; a transaction holds at most `commit_files`/`commit_chunks`. The vector file is saved
-on a timer during full runs and with a debounce after single-file updates, because
-the database carries the truth and IndexFiles.open reconciles the rest.
+A full run is a pipeline (pipeline.py) over its files, where the user is first (order.py):
+files are prepared, embedded (`embed_concurrency` calls in flight) and written in stages
+joined by bounded streams, each stage taking what is ready; a transaction holds at most
+`commit_files`/`commit_chunks`. The vector file is saved on a timer during full runs and
+with a debounce after single-file updates, because the database carries the truth and
+IndexFiles.open reconciles the rest.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
 from lensmux.graph.index.languages import language_for
 from lensmux.graph.index.location import default_store_dir
+from lensmux.graph.index.order import Focus, RunOrder, git_recent
 from lensmux.graph.index.persistence import IndexFiles
 from lensmux.graph.index.pipeline import Commit, FullRun
 from lensmux.graph.index.prepare import (
@@ -76,6 +78,8 @@ class Indexer:
         self.model_id = model_id or f"{type(embedder).__module__}.{type(embedder).__qualname__}"
         self.rules = IgnoreRules(self.root, self.config.extra_skipped_dirs)
         self.progress = Progress()
+        # The current full run's files, where the user is first (order.py).
+        self.order = RunOrder()
         self._files: IndexFiles | None = None
         self._writer: BatchWriter | None = None
         self._last_save = time.monotonic()
@@ -169,6 +173,7 @@ class Indexer:
             chunks=counts.chunks,
             vectors=len(files.vectors),
             pending_vectors=len(files.pending),
+            focus_left=self.order.focus_left,
         )
 
     async def semantic_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
@@ -179,9 +184,13 @@ class Indexer:
 
     # -- full runs ------------------------------------------------------------------
 
-    async def index_all(self, progress_cb: ProgressCallback | None = None) -> ProgressSnapshot:
-        """Embed pending chunks, drop deleted files, (re)index new and changed ones, save."""
+    async def index_all(
+        self, progress_cb: ProgressCallback | None = None, focus: Focus | None = None
+    ) -> ProgressSnapshot:
+        """Embed pending chunks, drop deleted files, (re)index new and changed ones, where the user is first; save."""
         await self.open()
+        if focus is not None:
+            self.order.refocus(focus)
         async with self._run_lock:
             try:
                 await self._index_all(progress_cb)
@@ -189,29 +198,29 @@ class Indexer:
                 self.progress.fail(f"{type(exc).__name__}: {exc}")
                 raise
             finally:
+                self.order.finish()
                 if self.progress.state == "indexing":  # cancelled
+                    self.progress.stop()
                     self.progress.state = "idle"
         return self.progress.snapshot()
 
     async def _index_all(self, progress_cb: ProgressCallback | None) -> None:
+        self.progress.walk()
         self.rules.invalidate()
         walked = await anyio.to_thread.run_sync(walk_files, self.rules, self.config.max_file_bytes)
         known = await anyio.to_thread.run_sync(self.store.file_stamps)
         present = {w.rel for w in walked}
         todo = [w for w in walked if _needs_work(w, known.get(w.rel))]
-        self.progress.begin(len(todo))
+        recent = await anyio.to_thread.run_sync(git_recent, self.root) if todo else []
+        self.progress.begin(len(todo), len(walked))
         await self.embed_pending()
         gone = [path for path in known if path not in present]
         if gone:
             await self._remove(gone, under=False)
-        run = FullRun(
-            lambda w: self._prepare(w, known.get(w.rel)),
-            self._batch_writer,
-            self.config,
-            self._write_and_report(progress_cb),
-        )
+        prepare = self.order.preparing(lambda w: self._prepare(w, known.get(w.rel)), self.config.fault_hold)
+        run = FullRun(prepare, self._batch_writer, self.config, self._write_and_report(progress_cb))
         try:
-            retry = await run.run(todo)
+            retry = await run.run(self.order.start(todo, recent))
         except BaseExceptionGroup as group:
             raise main_error(group) from None
         if todo:
@@ -237,6 +246,7 @@ class Indexer:
         async def write(embedded: Embedded) -> list[WalkedFile]:
             retry = await self._batch_writer.write(embedded)
             batch = embedded.batch
+            self.order.written(o.walked.rel for o in batch)
             chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
             self.progress.advance(len(batch) - len(retry), chunks)
             if time.monotonic() - self._last_save >= self.config.save_interval_s:

@@ -14,6 +14,7 @@ What is forgotten is asked of the server again by the next search that needs it.
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import time
@@ -96,20 +97,33 @@ def forget_related(conn: sqlite3.Connection, file_id: int) -> None:
 
 
 def forget_mentioned(conn: sqlite3.Connection, words: Collection[str]) -> int:
-    """Forget every learned subject whose name (or, for a dunder or operator, its class's) is in words."""
-    if not words:
+    """Forget every learned subject whose name (or, for a dunder or operator, its class's) is in words.
+
+    Looked up from the words, not from the learned rows: a write costs index probes for the
+    words its batch spells, where reading every learned row made each write cost as much as
+    everything learned so far (issue 23, docs/benchmarks.md "Forgetting learned relations").
+    """
+    if not words or conn.execute("SELECT NOT EXISTS (SELECT 1 FROM learned)").fetchone()[0]:
         return 0
-    rows = conn.execute(
-        "SELECT l.symbol_id, s.name, s.kind, p.name FROM learned l JOIN symbols s ON s.id = l.symbol_id"
-        " LEFT JOIN symbols p ON p.id = s.parent_id"
-    ).fetchall()
-    gone = [
-        (subject,)
-        for subject, name, kind, parent in rows
-        if name in words or (parent is not None and _implicit(name, kind) and parent in words)
-    ]
+    named = [row[0] for row in conn.execute(_NAMED, (json.dumps(sorted(words)),))]
+    members = conn.execute(_MEMBERS, (json.dumps(named),)).fetchall() if named else []
+    candidates = named + [i for i, name, kind in members if _implicit(name, kind)]
+    gone = list(conn.execute(_LEARNED, (json.dumps(candidates),))) if candidates else []
     conn.executemany("DELETE FROM learned WHERE symbol_id = ?", gone)
     return len(gone)
+
+
+# Three lookups, each driven by a list (a JSON array) through one index, so no plan can
+# turn into reading every symbol or every learned row (with joins, SQLite's planner may
+# read every symbol into a Bloom filter first, or walk `learned`):
+# the symbols a word names (symbols_by_name is case-insensitive; the exact test follows),
+_NAMED = (
+    "SELECT s.id FROM json_each(?) w CROSS JOIN symbols s ON s.name = w.value COLLATE NOCASE WHERE s.name = w.value"
+)
+# the members of those (their dunders, constructors and operators are called without the name),
+_MEMBERS = "SELECT id, name, kind FROM symbols WHERE parent_id IN (SELECT value FROM json_each(?))"
+# and which of all these are learned.
+_LEARNED = "SELECT symbol_id FROM learned WHERE symbol_id IN (SELECT value FROM json_each(?)) ORDER BY symbol_id"
 
 
 def _implicit(name: str, kind: str) -> bool:

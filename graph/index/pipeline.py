@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -99,8 +99,8 @@ class FullRun:
         self._commit = commit
         self.clock = RunClock(max(1, config.embed_concurrency))
 
-    async def run(self, todo: Sequence[WalkedFile]) -> list[WalkedFile]:
-        """Prepare, embed and write every file of `todo`."""
+    async def run(self, todo: Iterable[WalkedFile]) -> list[WalkedFile]:
+        """Prepare, embed and write every file of `todo`, taken in its order as preparers get free."""
         config = self._config
         prepared_send, prepared_recv = anyio.create_memory_object_stream[Outcome](config.commit_files)
         embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](self.clock.embedders)
@@ -119,7 +119,7 @@ class FullRun:
             embedded_recv.close()
         return retry
 
-    async def _prepare_all(self, todo: Sequence[WalkedFile], send: MemoryObjectSendStream[Outcome]) -> None:
+    async def _prepare_all(self, todo: Iterable[WalkedFile], send: MemoryObjectSendStream[Outcome]) -> None:
         files = iter(todo)
 
         async def worker(out: MemoryObjectSendStream[Outcome]) -> None:

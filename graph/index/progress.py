@@ -22,6 +22,8 @@ class ProgressSnapshot:
     last_error: str | None
     started_at: float | None
     finished_at: float | None
+    # The share of the root's indexable files whose current content is indexed (see Progress.coverage).
+    coverage: float = 1.0
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form."""
@@ -41,6 +43,8 @@ class IndexStatus:
     chunks: int | None = None
     vectors: int | None = None
     pending_vectors: int | None = None
+    # Files of the current run's focus (open in editors, under a searched directory) not yet written.
+    focus_left: int | None = None
 
     def as_dict(self) -> dict[str, object]:
         """JSON-ready form, progress fields flattened in."""
@@ -61,9 +65,20 @@ class Progress:
         self.started_at: float | None = None
         self.finished_at: float | None = None
         self._clock_start = 0.0
+        # Files the run's walk found, and whether the walk is still going.
+        self.files_present = 0
+        self._walking = False
+        # What coverage() says while a walk goes on: what the last run left, nothing before any.
+        self._coverage_known = 0.0
 
-    def begin(self, files_total: int) -> None:
-        """A full run starts."""
+    def walk(self) -> None:
+        """A full run starts walking the tree: until begin(), how many files it covers is not known."""
+        self._walking = True
+
+    def begin(self, files_total: int, files_present: int | None = None) -> None:
+        """A full run starts on files_total files to index, of files_present indexable ones (default: the same)."""
+        self._walking = False
+        self.files_present = files_total if files_present is None else files_present
         self.state = "indexing"
         self.files_total = files_total
         self.files_done = 0
@@ -85,9 +100,31 @@ class Progress:
         """The run ended without error."""
         self.state = "ready"
         self.finished_at = time.time()
+        self._walking, self._coverage_known = False, 1.0
+
+    def stop(self) -> None:
+        """The run ended early (an error or a cancel): coverage stays what it reached."""
+        self._coverage_known, self._walking = self.coverage(), False
+
+    def coverage(self) -> float:
+        """Indexed files over indexable files: 1.0 once a run finished, what is known so far during one.
+
+        Files, not chunks: how many chunks a file gives is known only once it is read and
+        its server answered, so a share of chunks would divide by a guess, while the walk
+        counts the files exactly. The files the run does not need to index (unchanged
+        since the last run) count as covered; during the walk nothing is counted yet, so
+        the share is the last run's (0.0 in a new daemon: not claimed before it is known).
+        """
+        if self._walking or self.state != "indexing":
+            return self._coverage_known
+        if self.files_present <= 0:
+            return 1.0
+        left = max(0, self.files_total - self.files_done)
+        return max(0.0, min(1.0, (self.files_present - left) / self.files_present))
 
     def fail(self, message: str) -> None:
         """The run ended with an error."""
+        self.stop()
         self.state = "error"
         self.last_error = message
         self.finished_at = time.time()
@@ -116,4 +153,5 @@ class Progress:
             last_error=self.last_error,
             started_at=self.started_at,
             finished_at=self.finished_at,
+            coverage=round(self.coverage(), 4),
         )

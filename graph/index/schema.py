@@ -1,7 +1,7 @@
 """SQLite schema of a root's index; bump SCHEMA_VERSION on any change (the index is rebuilt).
 
-LEARNED_DDL is the exception: tables added later, created if missing on every open, so an
-existing index gains them without a rebuild.
+LEARNED_DDL is the exception: tables and indexes added later, created if missing on every
+open, so an existing index gains them without a rebuild.
 """
 
 from __future__ import annotations
@@ -85,6 +85,10 @@ CREATE TABLE IF NOT EXISTS learned_edges (
 );
 CREATE INDEX IF NOT EXISTS learned_edges_by_subject ON learned_edges(subject_id, rank);
 CREATE INDEX IF NOT EXISTS learned_edges_by_other ON learned_edges(other_id);
+-- The members of a class: forgetting its dunders and constructors when a file names the
+-- class (learned.forget_mentioned), and the ON DELETE CASCADE of parent_id, which
+-- otherwise scans every symbol of the root for each symbol a file write deletes.
+CREATE INDEX IF NOT EXISTS symbols_by_parent ON symbols(parent_id);
 """
 
 # bm25() weights for (names, path, body): a hit on a chunk's own name counts most.

@@ -193,6 +193,9 @@ class SearchResponse(msgspec.Struct, frozen=True):
     results: list[ClusterResult]
     ranked_symbols: list[SymbolResult]
     root: str
+    # The share of the root's indexable files the index held when the search ran: below 1.0
+    # while the root is being indexed (the answer covers the files indexed so far).
+    coverage: float = 1.0
 
 
 # -- roots ---------------------------------------------------------------------------------------------

@@ -79,22 +79,25 @@ class HybridSearchEngine:
         self.config = config or SearchConfig()
 
     async def search(
-        self, request: SearchRequest, index: SearchIndex, *, indexing_in_progress: bool = False
+        self, request: SearchRequest, index: SearchIndex, *, indexing_in_progress: bool = False, coverage: float = 1.0
     ) -> SearchResponse:
-        """Run the five stages; RootNotReady if the index is closed, SearchFailed if it cannot be read."""
+        """Run the five stages; RootNotReady if the index is closed, SearchFailed if it cannot be read.
+
+        `coverage` is the share of the root's files the index holds (the response says it).
+        """
         try:
             store, vectors = index.store, index.vectors
         except RootNotIndexed as exc:
             raise RootNotReady("root", str(exc)) from exc
         try:
-            return await self._search(request, store, vectors, indexing_in_progress)
+            return await self._search(request, store, vectors, indexing_in_progress, coverage)
         except RootNotIndexed as exc:
             raise RootNotReady("root", str(exc)) from exc
         except IndexStoreError as exc:
             raise SearchFailed(f"reading the index of {store.root} failed: {exc}") from exc
 
     async def _search(
-        self, request: SearchRequest, store: Store, vectors: VectorIndex, indexing: bool
+        self, request: SearchRequest, store: Store, vectors: VectorIndex, indexing: bool, coverage: float
     ) -> SearchResponse:
         started = time.perf_counter()
         config = self.config
@@ -136,7 +139,10 @@ class HybridSearchEngine:
         )  # fmt: skip
         warnings = list(seeds.warnings)
         if indexing:
-            warnings.insert(0, f"{root} is still being indexed; results cover the files indexed so far")
+            warnings.insert(
+                0,
+                f"{root} is still being indexed; results cover the {int(coverage * 100)}% of its files indexed so far",
+            )
         warnings += expansion.warnings + lsp.warnings()
         if not seeds.seeds:
             warnings.append("nothing in the index matches the query")
@@ -150,6 +156,7 @@ class HybridSearchEngine:
             results=clusters,
             ranked_symbols=symbols,
             root=str(root),
+            coverage=coverage,
         )
 
     async def _expand(self, ctx: QueryContext, seeds: SeedSet) -> Expansion:

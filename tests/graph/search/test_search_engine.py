@@ -48,7 +48,9 @@ async def test_response_has_the_documented_shape(tmp_path: Path) -> None:
     body = msgspec.json.decode(msgspec.json.encode(response))
     assert set(body) == {
         "query_id", "execution_time_ms", "timing", "degraded", "warnings", "results", "ranked_symbols", "root",
+        "coverage",
     }  # fmt: skip
+    assert body["coverage"] == 1.0
     assert set(body["timing"]) == {"seeds", "expansion", "graph", "clustering", "rerank", "fresh"}
     assert body["root"] == str(ix.root) and body["degraded"] is False and body["warnings"] == []
     symbol = next(s for s in body["ranked_symbols"] if s["name"] == "backoff_send")
@@ -141,9 +143,12 @@ async def test_identifier_only_the_server_knows_is_resolved_with_workspace_symbo
 
 async def test_root_still_indexing_answers_with_a_warning(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
-        response = await _engine(ix).search(SearchRequest(query="read file"), ix, indexing_in_progress=True)
+        response = await _engine(ix).search(
+            SearchRequest(query="read file"), ix, indexing_in_progress=True, coverage=0.375
+        )
     assert response.ranked_symbols
-    assert "still being indexed" in response.warnings[0]
+    assert "still being indexed" in response.warnings[0] and "37%" in response.warnings[0]
+    assert response.coverage == 0.375
 
 
 async def test_closed_index_is_not_ready(tmp_path: Path) -> None:

@@ -1,0 +1,90 @@
+"""What indexing takes from the multiplexer: symbols from its instances, and where the user is.
+
+graph/index asks a SymbolSource for each file's symbols, and orders a full run by a Focus
+(graph/index/order.py: editors' open files, then the directory a search ran from, then
+git's recent files, then the rest). The daemon answers both from its instances: documentSymbol
+through the same server processes editors use, and the documents clients hold open there.
+The directory comes from the request: `focus` on `lensmux/index` and `lensmux/hybridSearch`
+(the CLI sends its working directory), or a search `root` below the indexed root.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from lensmux.daemon.mux.errors import InstanceError
+from lensmux.daemon.mux.internal_client import InternalClient
+from lensmux.daemon.paths import uri_to_path
+from lensmux.daemon.search.errors import IndexServiceError
+from lensmux.graph.index.order import FaultHold, Focus
+
+log = logging.getLogger(__name__)
+
+# Fault injection for integration tests: "N:PATH" makes every full run prepare N files,
+# then no more while PATH exists (graph/index/order.py, FaultHold). Never set otherwise.
+FAULT_HOLD_ENV = "LENSMUX_FAULT_INDEX_HOLD"
+
+
+class LspSymbolSource:
+    """documentSymbol through the daemon's instance for the file's language."""
+
+    def __init__(self, internal: InternalClient, root: Path) -> None:
+        self._internal = internal
+        self._root = root
+
+    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
+        """The server's symbols, None when no configured server covers the file."""
+        instance = self._internal.instance_for(path, self._root)
+        if instance is None or (instance.stopped and instance.failure is not None):
+            return None
+        uri = path.as_uri()
+        started = time.perf_counter()
+        try:
+            async with self._internal.using(instance, path, text):
+                result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+            log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
+        except InstanceError as exc:
+            raise IndexServiceError(str(exc)) from exc
+        finally:
+            # pyright type-checks open documents in the background: measured on
+            # rich, closing right away cut its CPU for a full index by ~60%.
+            await self._internal.release(instance, uri)
+        return result if isinstance(result, list) else []
+
+
+def focus_param(value: Any) -> Path | None:
+    """The `focus` member of a request (an absolute path: the directory a command ran from), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or not os.path.isabs(value):
+        raise IndexServiceError(f"focus must be an absolute path, got {value!r}")
+    return Path(os.path.normpath(value))
+
+
+def focus_of(root: Path, internal: InternalClient, directory: Path | None) -> Focus:
+    """The documents editors hold open under `root`, and `directory` when it is below `root`."""
+    open_files = set()
+    for uri in internal.editor_documents():
+        path = uri_to_path(uri)
+        if path is not None and path.is_relative_to(root):
+            open_files.add(path.relative_to(root).as_posix())
+    directories = set()
+    if directory is not None and directory != root and directory.is_relative_to(root):
+        directories.add(directory.relative_to(root).as_posix())
+    return Focus(frozenset(open_files), frozenset(directories))
+
+
+def fault_hold_from_env() -> FaultHold | None:
+    """The test-only hold of LENSMUX_FAULT_INDEX_HOLD, if set."""
+    value = os.environ.get(FAULT_HOLD_ENV)
+    if not value:
+        return None
+    count, _, path = value.partition(":")
+    log.warning(
+        "%s is set: full runs hold after %s files while %s exists (fault injection)", FAULT_HOLD_ENV, count, path
+    )
+    return FaultHold(Path(path), int(count))
