@@ -12,6 +12,7 @@ from lensmux.graph.index import Store, VectorIndex
 from lensmux.graph.search.api import SearchRequest
 from lensmux.graph.search.catalog import Catalog
 from lensmux.graph.search.gateway import LspCalls
+from lensmux.graph.search.ranker import RankerModel
 
 __all__ = [
     "DEFAULT_GENERIC_NAMES",
@@ -116,6 +117,10 @@ class SearchConfig:
 
     rrf_k: int = 60
     fusion: FusionWeights = field(default_factory=FusionWeights)
+    # Stage 1 scores its fused candidates with the learned linear ranker (ranker.py) instead of
+    # the fusion's sum alone; ranker_model None is the shipped ranker_weights.json.
+    learned_ranker: bool = False
+    ranker_model: RankerModel | None = None
     # Chunks asked of each source per query, as a multiple of top_k (before collapsing to
     # symbols; tuned on flask): deeper lists let a candidate both sources rank fairly well
     # collect both contributions.

@@ -31,11 +31,13 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
+import numpy
+import numpy.typing as npt
 
 from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search.anchors import (
@@ -50,16 +52,26 @@ from lensmux.graph.search.anchors import (
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
 from lensmux.graph.search.coverage import coverage
+from lensmux.graph.search.ranker import (
+    Candidate,
+    QueryFacts,
+    candidate_graph,
+    feature_matrix,
+    graph_candidates,
+    shipped_model,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "STOP_WORDS",
+    "LearningRows",
     "Seed",
     "SeedSet",
     "collect_seeds",
     "is_test_path",
     "keyword_expression",
+    "learning_rows",
     "query_terms",
     "query_words",
 ]
@@ -192,6 +204,7 @@ class _SourceHits:
     keyword: list[str] = field(default_factory=list)  # node keys, best first
     keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
     keyword_coverage: float = 1.0  # share of the query's words the best keyword hits contain
+    chunk_of: dict[str, int] = field(default_factory=dict)  # node key -> its best chunk (keyword side first)
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -216,8 +229,10 @@ def _asks_for_tests(query: str) -> bool:
     return any(word.lower() in _TEST_WORDS for word in _WORD.findall(query))
 
 
-def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
-    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
+def _convex(
+    hits: _SourceHits, anchors: AnchorSet, config: SearchConfig
+) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The sources fused (convex or RRF): node key -> score, and the reasons of each."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
@@ -253,6 +268,71 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         # A weak mention counts like a first place in one more source.
         fused[key] = fused.get(key, 0.0) + fusion.mention / (config.rrf_k + 1)
         reasons.setdefault(key, []).insert(0, REASON_MENTION)
+    return fused, reasons
+
+
+def _candidates(hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> list[Candidate]:
+    """What the learned ranker reads of each fused candidate, in key order."""
+    cosine = dict(hits.vector)
+    vector_rank = {key: rank for rank, (key, _) in enumerate(hits.vector, 1)}
+    keyword_rank = {key: rank for rank, key in enumerate(hits.keyword, 1)}
+    out: list[Candidate] = []
+    for key in sorted(fused):
+        node = hits.nodes.get(key) or anchors.nodes[key]
+        out.append(
+            Candidate(
+                node,
+                fused[key],
+                cosine.get(key),
+                vector_rank.get(key),
+                hits.keyword_score.get(key),
+                keyword_rank.get(key),
+                mention=key in anchors.weak,
+                test=hits.demote_tests and is_test_path(node.path),
+            )
+        )
+    return out
+
+
+def _facts(query: str, hits: _SourceHits) -> QueryFacts:
+    return QueryFacts(
+        words=query_words(query),
+        best_cosine=max((max(0.0, c) for _, c in hits.vector), default=0.0),
+        best_bm25=max(hits.keyword_score.values(), default=0.0),
+        coverage=hits.keyword_coverage,
+    )
+
+
+def _learned_rows(ctx: QueryContext, hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> LearningRows:
+    candidates = _candidates(hits, anchors, fused)
+    best = graph_candidates([c for c in candidates if c.node.key in hits.chunk_of])
+    chunks = {chunk.id: chunk.text for chunk in ctx.store.chunks(hits.chunk_of[c.node.key] for c in best)}
+    texts = {c.node.key: chunks.get(hits.chunk_of[c.node.key], "") for c in best}
+    graph = candidate_graph(best, texts)
+    return LearningRows(candidates, feature_matrix(candidates, _facts(ctx.query, hits), graph))
+
+
+def _learned(ctx: QueryContext, hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> dict[str, float]:
+    """The learned ranker's scores, shifted so the weakest candidate has 0 (like a missing source)."""
+    rows = _learned_rows(ctx, hits, anchors, fused)
+    if not rows.candidates:
+        return fused
+    model = ctx.config.ranker_model or shipped_model()
+    scores = model.score(rows.matrix)
+    low = float(scores.min())
+    return {c.node.key: float(score) - low for c, score in zip(rows.candidates, scores, strict=True)}
+
+
+def _fuse(
+    hits: _SourceHits,
+    anchors: AnchorSet,
+    config: SearchConfig,
+    rescore: Callable[[dict[str, float]], dict[str, float]] | None = None,
+) -> list[Seed]:
+    """The sources fused (convex or RRF, then `rescore`: the learned ranker), anchors in their tiers; best first."""
+    fused, reasons = _convex(hits, anchors, config)
+    if rescore is not None:
+        fused = rescore(fused)
     tiers = _anchor_tiers(anchors, fused, config)
     best = max(fused.values(), default=0.0)
     worst = min(fused.values(), default=0.0)
@@ -270,6 +350,25 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         seeds.append(Seed(node, relevance, score, tier, why))
     seeds.sort(key=lambda s: (-s.tier, -s.fused, s.node.key))
     return seeds
+
+
+@dataclass(frozen=True, slots=True)
+class LearningRows:
+    """One query's fused candidates and their feature rows (graph/search/ranker.py)."""
+
+    candidates: list[Candidate]
+    matrix: npt.NDArray[numpy.float64]
+
+
+def learning_rows(ctx: QueryContext) -> LearningRows:
+    """The learned ranker's input for one query, as stage 1 builds it (blocking; no language server).
+
+    For training (bench/search/train_ranker.py): the same candidates and features the
+    search scores, from the index alone (names the index does not know stay unresolved).
+    """
+    hits, anchors = _index_side(ctx, SeedSet())
+    fused, _ = _convex(hits, anchors, ctx.config)
+    return _learned_rows(ctx, hits, anchors, fused)
 
 
 def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchConfig) -> dict[str, int]:
@@ -305,7 +404,9 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         pairs = catalog.nodes_of_chunks(cid for cid, _ in keyword)
         hits.keyword = _collapse(pairs, hits.nodes)
         for chunk_id, node in pairs:
-            hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
+            if bm25[chunk_id] > hits.keyword_score.get(node.key, float("-inf")):
+                hits.keyword_score[node.key] = bm25[chunk_id]
+                hits.chunk_of[node.key] = chunk_id
         if config.fusion.coverage > 0:
             top_hits = ctx.store.chunks(cid for cid, _ in keyword[:_COVERAGE_HITS])
             hits.keyword_coverage = coverage(query_words(query), (chunk.text for chunk in top_hits))
@@ -327,7 +428,10 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
             best: dict[str, float] = {}
             for chunk_id, node in catalog.nodes_of_chunks(cid for cid, _ in found):
                 hits.nodes.setdefault(node.key, node)
-                best[node.key] = max(best.get(node.key, -1.0), similarity[chunk_id])
+                if similarity[chunk_id] > best.get(node.key, -2.0):
+                    best[node.key] = similarity[chunk_id]
+                    if node.key not in hits.keyword_score:
+                        hits.chunk_of[node.key] = chunk_id
             hits.vector = [(key, best[key]) for key in dict.fromkeys(best)]
     return hits, anchors
 
@@ -355,7 +459,8 @@ async def collect_seeds(ctx: QueryContext) -> SeedSet:
                 out.warnings.append(
                     f"`{mention.text}` names no indexed {'file' if mention.kind == 'file' else 'symbol'}"
                 )
-    fused = _fuse(hits, anchors, config)
+    rescore = (lambda fused: _learned(ctx, hits, anchors, fused)) if config.learned_ranker else None
+    fused = await anyio.to_thread.run_sync(_fuse, hits, anchors, config, rescore)
     # The lists are deep so that fusion sees both ranks of a candidate; the graph only needs
     # the best of them (anchors always stay).
     keep = max(1, round(config.seeds_kept * ctx.settings.top_k))
