@@ -128,8 +128,18 @@ def _pairs(rows: Sequence[Rows]) -> tuple[npt.NDArray[numpy.float64], npt.NDArra
     return d, w
 
 
+_FITS: dict[tuple[frozenset[str], float], npt.NDArray[numpy.float64]] = {}
+
+
 def fit(rows: Sequence[Rows], l2: float) -> npt.NDArray[numpy.float64]:
-    """Pairwise logistic regression, L2 towards the fusion alone, by Newton's method."""
+    """Pairwise logistic regression, L2 towards the fusion alone, by Newton's method (memoised by projects)."""
+    key = (frozenset(r.project for r in rows), l2)
+    if key not in _FITS:
+        _FITS[key] = _fit(rows, l2)
+    return _FITS[key].copy()
+
+
+def _fit(rows: Sequence[Rows], l2: float) -> npt.NDArray[numpy.float64]:
     d, w = _pairs(rows)
     beta = _PRIOR.copy()
     eye = numpy.eye(len(FEATURES))

@@ -18,9 +18,10 @@ and the same inputs give the same scores (no randomness; ties broken by node id)
 from __future__ import annotations
 
 import json
+import logging
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
@@ -32,15 +33,20 @@ from lensmux.graph.index.chunking import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.index.identifiers import fts_terms
 from lensmux.graph.search.catalog import Node
 
+log = logging.getLogger(__name__)
+
 __all__ = [
     "FEATURES",
+    "FUSION_ALONE",
     "Candidate",
     "CandidateGraph",
     "QueryFacts",
     "RankerModel",
+    "RankerWeightsError",
     "candidate_graph",
     "feature_matrix",
     "graph_candidates",
+    "load_weights",
     "shipped_model",
 ]
 
@@ -65,6 +71,8 @@ FEATURES: tuple[str, ...] = (
     "c_family",  # a C or C++ file
     "c_keyword",  # c_family x keyword
     "c_vector",  # c_family x vector
+    "header",  # a C/C++ header (.h, .hpp): declarations and prototypes, where the benchmark's answers never are
+    "declaration",  # a header's symbol whose name a candidate outside the headers also has (its definition)
     "size",  # log lines, 1 at 1,000
     "mention",  # a capitalised word of the query names it (weak anchor)
     "callers",  # 1 - exp(-sum of the fused scores of the candidates calling it)
@@ -74,6 +82,7 @@ FEATURES: tuple[str, ...] = (
     "pagerank",  # personalised PageRank over the candidate graph, restarting at the fused scores, / max
 )
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
+_HEADERS = (".h", ".hh", ".hpp", ".hxx")
 _STRENGTH = 40.0
 _SIZE_LINES = 1000.0
 # Candidates the graph is built over (the best by fused score), and what a call site looks like.
@@ -220,6 +229,7 @@ def feature_matrix(
     top3 = {c.node.key for c in sorted(candidates, key=lambda c: (-c.convex, c.node.key))[:3]}
     pagerank = _pagerank([c.node.key for c in candidates], [*graph.calls, *graph.contains], relevance)
     words = _WordMatcher(facts.words)
+    defined = {c.node.name for c in candidates if not c.node.path.endswith(_HEADERS)}
     rows: list[list[float]] = []
     for c in candidates:
         node, key = c.node, c.node.key
@@ -233,6 +243,7 @@ def feature_matrix(
             keyword_abs = min(1.0, c.bm25 / _STRENGTH)
             keyword_rr = 1.0 / c.keyword_rank if c.keyword_rank else 0.0
         c_family = float(node.path.endswith(_C_FAMILY))
+        header = node.path.endswith(_HEADERS)
         lines = max(1, node.range.end_line - node.range.start_line + 1)
         rows.append(
             [
@@ -255,6 +266,8 @@ def feature_matrix(
                 c_family,
                 c_family * keyword,
                 c_family * vector,
+                float(header),
+                float(header and node.name in defined),
                 min(1.0, math.log(lines) / math.log(_SIZE_LINES)),
                 float(c.mention),
                 1.0 - math.exp(-callers.get(key, 0.0)),
@@ -265,6 +278,10 @@ def feature_matrix(
             ]
         )
     return numpy.array(rows, dtype=numpy.float64).reshape(len(candidates), len(FEATURES))
+
+
+class RankerWeightsError(ValueError):
+    """A weights file that is not a ranker model (not JSON, no `weights` table, a non-number, an unknown feature)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,8 +296,11 @@ class RankerModel:
         """A model from a name -> weight table."""
         unknown = set(weights) - set(FEATURES)
         if unknown:
-            raise ValueError(f"unknown ranker features: {sorted(unknown)}")
-        return cls(tuple(float(weights.get(name, 0.0)) for name in FEATURES), tuple(trained_on))
+            raise RankerWeightsError(f"unknown ranker features: {sorted(unknown)}")
+        values = tuple(weights.get(name, 0.0) for name in FEATURES)
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in values):
+            raise RankerWeightsError("ranker weights must be finite numbers")
+        return cls(tuple(float(v) for v in values), tuple(str(p) for p in trained_on))
 
     def table(self) -> dict[str, float]:
         """name -> weight, in FEATURES order."""
@@ -296,15 +316,37 @@ class RankerModel:
 
     @classmethod
     def loads(cls, text: str) -> RankerModel:
-        """A model from the weights file's text."""
-        data = json.loads(text)
-        return cls.of(data["weights"], data.get("trained_on", ()))
+        """A model from the weights file's text; RankerWeightsError says what is wrong with it."""
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise RankerWeightsError(f"not JSON: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("weights"), dict):
+            raise RankerWeightsError("no `weights` table")
+        trained_on = data.get("trained_on", ())
+        return cls.of(data["weights"], trained_on if isinstance(trained_on, list) else ())
 
 
 WEIGHTS_FILE = "ranker_weights.json"
+# What stage 1 ranks by without a usable model: the convex fusion's score alone.
+FUSION_ALONE = RankerModel.of({"convex": 1.0})
+
+
+def load_weights(read: Callable[[], str], where: str) -> RankerModel:
+    """The model `read` returns the text of, or FUSION_ALONE (logged as an error) when it is unusable.
+
+    A broken weights file must not break search: stage 1 then ranks as it does with the
+    stage off, and the log names the file and what is wrong with it.
+    """
+    try:
+        return RankerModel.loads(read())
+    except (OSError, UnicodeDecodeError, RankerWeightsError) as exc:
+        log.error("learned ranker: %s is unusable (%s); stage 1 ranks by the fusion alone", where, exc)
+        return FUSION_ALONE
 
 
 @cache
 def shipped_model() -> RankerModel:
-    """The weights shipped beside this module."""
-    return RankerModel.loads(resources.files(__package__).joinpath(WEIGHTS_FILE).read_text(encoding="utf-8"))
+    """The weights shipped beside this module (FUSION_ALONE if the file is unusable)."""
+    path = resources.files(__package__).joinpath(WEIGHTS_FILE)
+    return load_weights(lambda: path.read_text(encoding="utf-8"), str(path))

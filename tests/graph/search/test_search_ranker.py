@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy
 import pytest
@@ -13,16 +14,20 @@ from search_projects import UPLOADER, indexed
 
 from lensmux.graph.index import Indexer, LspRange
 from lensmux.graph.search import HybridSearchEngine, SearchConfig, SearchRequest
+from lensmux.graph.search import ranker as ranker_module
 from lensmux.graph.search.anchors import TIER_SYMBOL, AnchorSet
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.ranker import (
     FEATURES,
+    FUSION_ALONE,
     Candidate,
     QueryFacts,
     RankerModel,
+    RankerWeightsError,
     candidate_graph,
     feature_matrix,
     graph_candidates,
+    load_weights,
     shipped_model,
 )
 from lensmux.graph.search.seeds import _fuse, _SourceHits, query_words
@@ -105,6 +110,21 @@ def test_features_of_a_tiny_fixture() -> None:
         assert all(-1.0 <= v <= 1.0 for v in row)
 
 
+def test_a_headers_prototype_of_a_candidate_defined_elsewhere_is_a_declaration() -> None:
+    prototype = _node("send_bytes", "src/net/send.h", 12)
+    inline = _node("send_all", "src/net/send.hpp", 20)
+    candidates = [
+        *_candidates(),
+        Candidate(prototype, 0.8, None, None, 30.0, 1),
+        Candidate(inline, 0.2, 0.3, 4, None, None),
+    ]
+    rows = _rows(candidates)
+    assert rows[prototype.key][_COL["header"]] == 1.0 and rows[prototype.key][_COL["declaration"]] == 1.0
+    assert rows[inline.key][_COL["header"]] == 1.0 and rows[inline.key][_COL["declaration"]] == 0.0, "no definition"
+    assert rows[C_SEND.key][_COL["header"]] == 0.0 and rows[C_SEND.key][_COL["declaration"]] == 0.0
+    assert rows[UPLOAD.key][_COL["header"]] == 0.0
+
+
 def test_same_candidates_in_any_order_give_the_same_rows() -> None:
     forward = _rows(_candidates())
     backward = _rows(list(reversed(_candidates())))
@@ -127,8 +147,52 @@ def test_the_model_scores_rows_linearly_and_round_trips() -> None:
     expected = matrix[:, _COL["convex"]] + 0.5 * matrix[:, _COL["name_words"]]
     assert numpy.allclose(model.score(matrix), expected)
     assert RankerModel.loads(model.dumps()) == model
-    with pytest.raises(ValueError, match="unknown ranker features"):
+    with pytest.raises(RankerWeightsError, match="unknown ranker features"):
         RankerModel.of({"no_such_feature": 1.0})
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"weights": {"convex": 1.0', "not JSON"),
+        ("[1, 2]", "no `weights` table"),
+        ('{"weights": {"convex": "1.0"}}', "finite numbers"),
+        ('{"weights": {"convex": NaN}}', "finite numbers"),
+        ('{"weights": {"pagerank": 1, "colour": 2}}', "unknown ranker features: \\['colour'\\]"),
+    ],
+)
+def test_a_corrupt_weights_file_is_a_clear_error_and_search_falls_back_to_the_fusion(
+    text: str, reason: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with pytest.raises(RankerWeightsError, match=reason):
+        RankerModel.loads(text)
+    path = tmp_path / "ranker_weights.json"
+    path.write_text(text)
+    with caplog.at_level("ERROR", logger="lensmux.graph.search.ranker"):
+        model = load_weights(path.read_text, str(path))
+    assert model == FUSION_ALONE
+    assert f"{path} is unusable" in caplog.text and "fusion alone" in caplog.text
+    missing = load_weights((tmp_path / "absent.json").read_text, "absent.json")
+    assert missing == FUSION_ALONE
+
+
+@pytest.mark.anyio
+async def test_search_with_a_corrupt_shipped_file_ranks_as_with_the_stage_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "ranker_weights.json").write_text('{"weights": {"convex": 1.0, "pagerank": ')
+    monkeypatch.setattr(ranker_module, "resources", SimpleNamespace(files=lambda package: tmp_path))
+    shipped_model.cache_clear()
+    request = SearchRequest(query="how are uploads retried with backoff", top_k=10)
+    try:
+        assert shipped_model() == FUSION_ALONE
+        async with indexed(tmp_path / "project", UPLOADER) as ix:
+            on = await _engine(ix, SearchConfig(learned_ranker=True)).search(request, ix)
+            off = await _engine(ix, SearchConfig()).search(request, ix)
+    finally:
+        shipped_model.cache_clear()
+    assert [s.id for s in on.ranked_symbols] == [s.id for s in off.ranked_symbols]
+    assert [s.score for s in on.ranked_symbols] == pytest.approx([s.score for s in off.ranked_symbols])
 
 
 def test_the_shipped_weights_name_only_known_features() -> None:
