@@ -75,6 +75,8 @@ class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Share of a source's score kept by unstructured text (README, reST) and by test code.
     prose: Share | UnsetType = UNSET
     tests: Share | UnsetType = UNSET
+    # Share kept by a C/C++ header's declaration of a name a candidate outside the headers defines.
+    declaration: Share | UnsetType = UNSET
     mention: Weight | UnsetType = UNSET
 
 

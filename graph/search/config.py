@@ -92,6 +92,10 @@ class FusionWeights:
     strength: float = 40.0
     prose: float = 0.5
     tests: float = 0.5
+    # Share kept by a C/C++ header's symbol whose name a candidate outside the headers also
+    # has (a prototype beside its definition): chosen leaving each of seven C/C++ projects
+    # out (bench/search/c_fusion.py; 0.25 or 0.5 on every fold, within 0.001 of each other).
+    declaration: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
     # 0 (tuned): such words name projects and products as often as classes.
     mention: float = 0.0

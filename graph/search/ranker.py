@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 __all__ = [
     "FEATURES",
     "FUSION_ALONE",
+    "HEADERS",
     "Candidate",
     "CandidateGraph",
     "QueryFacts",
@@ -82,7 +83,7 @@ FEATURES: tuple[str, ...] = (
     "pagerank",  # personalised PageRank over the candidate graph, restarting at the fused scores, / max
 )
 _C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
-_HEADERS = (".h", ".hh", ".hpp", ".hxx")
+HEADERS = (".h", ".hh", ".hpp", ".hxx")
 _STRENGTH = 40.0
 _SIZE_LINES = 1000.0
 # Candidates the graph is built over (the best by fused score), and what a call site looks like.
@@ -229,7 +230,7 @@ def feature_matrix(
     top3 = {c.node.key for c in sorted(candidates, key=lambda c: (-c.convex, c.node.key))[:3]}
     pagerank = _pagerank([c.node.key for c in candidates], [*graph.calls, *graph.contains], relevance)
     words = _WordMatcher(facts.words)
-    defined = {c.node.name for c in candidates if not c.node.path.endswith(_HEADERS)}
+    defined = {c.node.name for c in candidates if not c.node.path.endswith(HEADERS)}
     rows: list[list[float]] = []
     for c in candidates:
         node, key = c.node, c.node.key
@@ -243,7 +244,7 @@ def feature_matrix(
             keyword_abs = min(1.0, c.bm25 / _STRENGTH)
             keyword_rr = 1.0 / c.keyword_rank if c.keyword_rank else 0.0
         c_family = float(node.path.endswith(_C_FAMILY))
-        header = node.path.endswith(_HEADERS)
+        header = node.path.endswith(HEADERS)
         lines = max(1, node.range.end_line - node.range.start_line + 1)
         rows.append(
             [

@@ -44,6 +44,7 @@ from lensmux.graph.search.config import QueryContext, SearchConfig
 from lensmux.graph.search.coverage import coverage
 from lensmux.graph.search.query_text import STOP_WORDS, WORD, keyword_expression, query_terms, query_words
 from lensmux.graph.search.ranker import (
+    HEADERS,
     Candidate,
     QueryFacts,
     candidate_graph,
@@ -146,11 +147,19 @@ def _convex(
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
 
+    # Names some candidate outside the C/C++ headers defines: a header's symbol of such a name
+    # is its declaration, and the definition is what is asked for (FusionWeights.declaration).
+    defined = (
+        {n.name for n in hits.nodes.values() if not n.path.endswith(HEADERS)} if fusion.declaration != 1 else set()
+    )
+
     def share(key: str) -> float:
         node = hits.nodes[key]
         if node.kind == PROSE_KIND:
-            return fusion.prose
-        return fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
+            kept = fusion.prose
+        else:
+            kept = fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
+        return kept * fusion.declaration if node.name in defined and node.path.endswith(HEADERS) else kept
 
     convex = fusion.method == "convex"
     top_bm25 = max(hits.keyword_score.values(), default=0.0)

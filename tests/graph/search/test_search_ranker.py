@@ -257,3 +257,18 @@ async def test_the_learned_stage_is_deterministic_keeps_anchors_and_expansion_on
             assert s.score >= before[s.id] - 1e-4, f"{s.id}: expansion lowered a seed's score"
         else:
             assert s.score <= w.w2 + w.w3 / 2 + 1e-4
+
+
+def test_the_fusion_keeps_half_of_a_headers_declaration_when_the_definition_is_a_candidate() -> None:
+    prototype = _node("send_bytes", "src/net/send.h", 12)
+    lonely = _node("recv_bytes", "src/net/send.h", 14)
+    hits = _SourceHits(demote_tests=True)
+    hits.nodes = {n.key: n for n in (prototype, C_SEND, lonely)}
+    hits.vector = [(C_SEND.key, 0.5), (prototype.key, 0.45), (lonely.key, 0.45)]
+    hits.keyword = [prototype.key, lonely.key, C_SEND.key]
+    hits.keyword_score = {prototype.key: 40.0, lonely.key: 40.0, C_SEND.key: 30.0}
+    as_main = SearchConfig(fusion=dataclasses.replace(SearchConfig().fusion, declaration=1.0))
+    assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][0] == lonely.key
+    assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][1] == prototype.key
+    ranked = [s.node.key for s in _fuse(hits, AnchorSet(), SearchConfig())]
+    assert ranked == [lonely.key, C_SEND.key, prototype.key], "the prototype drops below its definition"
