@@ -36,7 +36,9 @@ from lensmux.graph.search.ranker import RankerModel
 __all__ = ["MAIN"]
 
 # The fusion of main at 084ffb9, whatever this checkout's defaults are.
-MAIN = SearchConfig(fusion=FusionWeights(keyword=0.5, keyword_c=2.5, coverage=1.0, strength=40.0), learned_ranker=False)
+MAIN = SearchConfig(
+    fusion=FusionWeights(keyword=0.5, keyword_c=2.5, coverage=1.0, strength=40.0, declaration=1.0), learned_ranker=False
+)
 _GOAL_MRR, _GOAL_HIT, _GOAL_RATIO, _GOAL_SLACK = 0.6, 0.85, 1.3, 0.02
 
 

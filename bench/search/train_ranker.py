@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"write the all-project model to {WEIGHTS_PATH.name}")
     parser.add_argument("--label", default="", help="suffix of the output file")
     args = parser.parse_args(argv)
-    config = SHIPPED
+    config = dataclasses.replace(SHIPPED, learned_ranker=False)  # the fusion alone: the rows and the baseline
     benches: dict[str, Bench] = {}
     rows: dict[str, Rows] = {}
     try:

@@ -123,7 +123,7 @@ class SearchConfig:
     fusion: FusionWeights = field(default_factory=FusionWeights)
     # Stage 1 scores its fused candidates with the learned linear ranker (ranker.py) instead of
     # the fusion's sum alone; ranker_model None is the shipped ranker_weights.json.
-    learned_ranker: bool = False
+    learned_ranker: bool = True
     ranker_model: RankerModel | None = None
     # Chunks asked of each source per query, as a multiple of top_k (before collapsing to
     # symbols; tuned on flask): deeper lists let a candidate both sources rank fairly well

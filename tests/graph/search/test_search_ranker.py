@@ -272,3 +272,28 @@ def test_the_fusion_keeps_half_of_a_headers_declaration_when_the_definition_is_a
     assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][1] == prototype.key
     ranked = [s.node.key for s in _fuse(hits, AnchorSet(), SearchConfig())]
     assert ranked == [lonely.key, C_SEND.key, prototype.key], "the prototype drops below its definition"
+
+
+def test_the_shipped_model_ranks_a_held_out_answer_above_the_decoy_the_fusion_puts_first() -> None:
+    """A project no model was trained on: both sources put a class first, the asked method second."""
+    model = shipped_model()
+    assert model != FUSION_ALONE and len(model.trained_on) >= 10, "the shipped weights are trained"
+    assert "uploader" not in model.trained_on
+    policy = _node("RetryPolicy", "pkg/policy.py", 3, kind="class")
+    answer = _node("upload_with_backoff", "pkg/uploader.py", 40, kind="method", parent=24)
+    candidates = [Candidate(policy, 1.05, 0.55, 1, 40.0, 1), Candidate(answer, 0.875, 0.5, 2, 30.0, 2)]
+    query = "upload a file again with backoff when it fails"
+    matrix = feature_matrix(candidates, _facts(query), candidate_graph([], {}))
+    fusion, learned = FUSION_ALONE.score(matrix), model.score(matrix)
+    assert fusion[0] > fusion[1], "the fusion alone puts the class first"
+    assert learned[1] > learned[0], "the trained model puts the method whose name holds the query's words first"
+    hits = _SourceHits(demote_tests=True)
+    hits.nodes = {policy.key: policy, answer.key: answer}
+    hits.vector = [(policy.key, 0.55), (answer.key, 0.5)]
+    hits.keyword = [policy.key, answer.key]
+    hits.keyword_score = {policy.key: 40.0, answer.key: 30.0}
+    scores = {c.node.key: float(s) for c, s in zip(candidates, learned, strict=True)}
+    off = _fuse(hits, AnchorSet(), SearchConfig(learned_ranker=False))
+    on = _fuse(hits, AnchorSet(), SearchConfig(), lambda fused: scores)
+    assert [s.node.key for s in off] == [policy.key, answer.key]
+    assert [s.node.key for s in on] == [answer.key, policy.key]
