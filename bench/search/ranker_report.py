@@ -24,6 +24,7 @@ import dataclasses
 import json
 import statistics
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from bench.runner import arg_parser
@@ -101,11 +102,11 @@ def markdown(results: dict[str, Any]) -> str:
     }
     lines.append("| mean | | | " + " | ".join(f"{means[k]:.3f}" for k in ("bm25", "main", "fusion", "ranker")) + " | |")
     lines += ["", "| goal | main | fusion alone | ranker (held out) |", "| --- | ---: | ---: | ---: |"]
-    goals = {
-        f"MRR@10 >= {_GOAL_MRR}": lambda r, k: r[k]["mrr@10"] >= _GOAL_MRR,
-        f"hit@10 >= {_GOAL_HIT}": lambda r, k: r[k]["hit@10"] >= _GOAL_HIT,
-        f">= {_GOAL_RATIO}x BM25": lambda r, k: r[k]["mrr@10"] >= _GOAL_RATIO * r["bm25"]["mrr@10"],
-        f"not below main by > {_GOAL_SLACK}": lambda r, k: r[k]["mrr@10"] >= r["main"]["mrr@10"] - _GOAL_SLACK,
+    goals: dict[str, Callable[[dict[str, Any], str], bool]] = {
+        f"MRR@10 >= {_GOAL_MRR}": lambda r, k: bool(r[k]["mrr@10"] >= _GOAL_MRR),
+        f"hit@10 >= {_GOAL_HIT}": lambda r, k: bool(r[k]["hit@10"] >= _GOAL_HIT),
+        f">= {_GOAL_RATIO}x BM25": lambda r, k: bool(r[k]["mrr@10"] >= _GOAL_RATIO * r["bm25"]["mrr@10"]),
+        f"not below main by > {_GOAL_SLACK}": lambda r, k: bool(r[k]["mrr@10"] >= r["main"]["mrr@10"] - _GOAL_SLACK),
     }
     n = len(results)
     for goal, met in goals.items():

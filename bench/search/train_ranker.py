@@ -171,15 +171,15 @@ def _mrr(rows: Sequence[Rows], beta: npt.NDArray[numpy.float64]) -> float:
     return statistics.fmean(per_project)
 
 
-def train(rows: Sequence[Rows]) -> tuple[npt.NDArray[numpy.float64], float]:
+def train(rows: Sequence[Rows], lambdas: Sequence[float] = LAMBDAS) -> tuple[npt.NDArray[numpy.float64], float]:
     """The model for these projects: the L2 strength chosen leaving each of them out in turn."""
     if len(rows) < 3:
-        return fit(rows, LAMBDAS[-1]), LAMBDAS[-1]
+        return fit(rows, lambdas[-1]), lambdas[-1]
 
     def inner(l2: float) -> float:
         return statistics.fmean(_mrr([r], fit([o for o in rows if o is not r], l2)) for r in rows)
 
-    best = max(LAMBDAS, key=lambda l2: (inner(l2), l2))
+    best = max(lambdas, key=lambda l2: (inner(l2), l2))
     return fit(rows, best), best
 
 
@@ -195,6 +195,15 @@ def _rows_for(name: str, bench: Bench, config: SearchConfig, fresh: bool) -> Row
     return rows
 
 
+def _without(rows: Rows, features: Sequence[str]) -> Rows:
+    """The rows with these features' columns at 0: their weights stay at the prior, 0."""
+    if not features:
+        return rows
+    matrix = rows.matrix.copy()
+    matrix[:, [FEATURES.index(f) for f in features]] = 0.0
+    return dataclasses.replace(rows, matrix=matrix)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Rows, held-out models and their search-measured scores, and optionally the shipped weights."""
     parser = arg_parser(__doc__)
@@ -203,6 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fresh", action="store_true", help="rebuild the saved rows")
     parser.add_argument("--write", action="store_true", help=f"write the all-project model to {WEIGHTS_PATH.name}")
     parser.add_argument("--label", default="", help="suffix of the output file")
+    parser.add_argument("--l2", type=float, nargs="+", default=list(LAMBDAS), help="L2 strengths the inner folds try")
+    parser.add_argument(
+        "--without", nargs="+", default=[], choices=FEATURES, metavar="FEATURE", help="features kept at weight 0"
+    )
     args = parser.parse_args(argv)
     config = dataclasses.replace(SHIPPED, learned_ranker=False)  # the fusion alone: the rows and the baseline
     benches: dict[str, Bench] = {}
@@ -210,11 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for name in args.projects:
             benches[name] = open_bench(name, None, None, args.index_label)
-            rows[name] = _rows_for(name, benches[name], config, args.fresh)
+            rows[name] = _without(_rows_for(name, benches[name], config, args.fresh), args.without)
             print(f"{name}: {len(rows[name].starts) - 1} queries, {len(rows[name].labels)} candidates", flush=True)
         results: dict[str, Any] = {}
         for held, bench in benches.items():
-            beta, l2 = train([r for n, r in rows.items() if n != held])
+            beta, l2 = train([r for n, r in rows.items() if n != held], args.l2)
             model = RankerModel(tuple(float(b) for b in beta), tuple(n for n in rows if n != held))
             learned = dataclasses.replace(config, learned_ranker=True, ranker_model=model)
             results[held] = {
@@ -232,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for bench in benches.values():
             bench.close()
-    beta, l2 = train(list(rows.values()))
+    beta, l2 = train(list(rows.values()), args.l2)
     shipped = RankerModel(tuple(float(b) for b in beta), tuple(rows))
     suffix = f"-{args.label}" if args.label else ""
     (OUT_DIR / f"train_ranker{suffix}.json").write_text(

@@ -268,8 +268,7 @@ def test_the_fusion_keeps_half_of_a_headers_declaration_when_the_definition_is_a
     hits.keyword = [prototype.key, lonely.key, C_SEND.key]
     hits.keyword_score = {prototype.key: 40.0, lonely.key: 40.0, C_SEND.key: 30.0}
     as_main = SearchConfig(fusion=dataclasses.replace(SearchConfig().fusion, declaration=1.0))
-    assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][0] == lonely.key
-    assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][1] == prototype.key
+    assert [s.node.key for s in _fuse(hits, AnchorSet(), as_main)][:2] == [lonely.key, prototype.key]
     ranked = [s.node.key for s in _fuse(hits, AnchorSet(), SearchConfig())]
     assert ranked == [lonely.key, C_SEND.key, prototype.key], "the prototype drops below its definition"
 
