@@ -44,6 +44,7 @@ from lensmux.graph.search.config import QueryContext, SearchConfig
 from lensmux.graph.search.coverage import coverage
 from lensmux.graph.search.query_text import STOP_WORDS, WORD, keyword_expression, query_terms, query_words
 from lensmux.graph.search.ranker import (
+    C_FAMILY,
     HEADERS,
     Candidate,
     QueryFacts,
@@ -74,10 +75,6 @@ _COVERAGE_HITS = 10
 # The kind of chunk the index makes of text no language server structures.
 PROSE_KIND = "file"
 
-
-# C and C++ sources: the embedding model reads their code worse than Python's, so their
-# keyword side has a weight of its own (FusionWeights.keyword_c).
-_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
 
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
 # A query with one of these is about tests: test code keeps its full share then.
@@ -171,7 +168,7 @@ def _convex(
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
-        weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
+        weight = fusion.keyword_c if hits.nodes[key].path.endswith(C_FAMILY) else fusion.keyword
         if fusion.coverage > 0:
             weight *= hits.keyword_coverage**fusion.coverage
         weight *= strength
