@@ -14,6 +14,7 @@ hit@10 >= 0.85, >= 1.3x BM25, never more than 0.02 below main).
 
     python -m bench.search.train_ranker             # first: the held-out models
     python -m bench.search.ranker_report            # every project
+    python -m bench.search.ranker_report tornado --cost   # stage 1's ms per query, ranker off and on
 
 Output: bench/out/search/ranker_report.json and a markdown table on stdout.
 """
@@ -24,12 +25,13 @@ import dataclasses
 import json
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
-from bench.search.quality import open_bench, stage1_ranks
+from bench.search.quality import Bench, open_bench, stage1_ranks
 from bench.search.ranking import score
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search.ranker import RankerModel
@@ -43,13 +45,39 @@ MAIN = SearchConfig(
 _GOAL_MRR, _GOAL_HIT, _GOAL_RATIO, _GOAL_SLACK = 0.6, 0.85, 1.3, 0.02
 
 
+def stage1_cost(bench: Bench, repeats: int = 2) -> dict[str, list[float]]:
+    """Stage 1's ms per query with the ranker off and on, alternating, over memoised sources.
+
+    A first pass fills the memo of both sources and the query vectors, so what is timed is
+    the fusion, the ranker (features, a chunk read, the candidate graph) and the rerank.
+    """
+    off, on = dataclasses.replace(SearchConfig(), learned_ranker=False), SearchConfig()
+    stage1_ranks(bench, off)
+    out: dict[str, list[float]] = {"off": [], "on": []}
+    for _ in range(repeats):
+        for label, config in (("off", off), ("on", on)):
+            started = time.perf_counter()
+            stage1_ranks(bench, config)
+            out[label].append(round((time.perf_counter() - started) * 1000 / max(1, len(bench.items)), 1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Measure the named projects (default: all) with the three rankings."""
     parser = arg_parser(__doc__)
     parser.add_argument("projects", nargs="*", default=list(PROJECTS))
     parser.add_argument("--models", default="train_ranker", help="the train_ranker output (its --label)")
     parser.add_argument("--label", default="", help="suffix of the output file")
+    parser.add_argument("--cost", action="store_true", help="only time stage 1 with the ranker off and on")
     args = parser.parse_args(argv)
+    if args.cost:
+        for name in args.projects:
+            bench = open_bench(name, None, None)
+            try:
+                print(f"{name} ({len(bench.items)} queries), ms per query: {stage1_cost(bench)}", flush=True)
+            finally:
+                bench.close()
+        return 0
     held_out = json.loads((OUT_DIR / f"{args.models}.json").read_text())["held_out"]
     fusion = dataclasses.replace(SearchConfig(), learned_ranker=False)
     results: dict[str, Any] = {}
