@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench import OUT_DIR
@@ -40,16 +40,20 @@ class Sdist:
     package: str
     version: str
     sha256: str
+    # Where the archive's names differ from the package's (`ruamel_yaml_clib-0.2.15.tar.gz`
+    # holding `ruamel.yaml.clib-0.2.15/`): the name in the archive file, the name of its top directory.
+    archive_stem: str = field(default="", kw_only=True)
+    tree_stem: str = field(default="", kw_only=True)
 
     @property
     def archive(self) -> str:
         """The file name pip saves."""
-        return f"{self.package}-{self.version}.tar.gz"
+        return f"{self.archive_stem or self.package}-{self.version}.tar.gz"
 
     @property
     def tree(self) -> str:
         """The top directory inside the archive."""
-        return f"{self.package}-{self.version}"
+        return f"{self.tree_stem or self.package}-{self.version}"
 
     @property
     def description(self) -> str:

@@ -75,6 +75,8 @@ class FusionConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Share of a source's score kept by unstructured text (README, reST) and by test code.
     prose: Share | UnsetType = UNSET
     tests: Share | UnsetType = UNSET
+    # Share kept by a C/C++ header's declaration of a name a candidate outside the headers defines.
+    declaration: Share | UnsetType = UNSET
     mention: Weight | UnsetType = UNSET
 
 
@@ -125,6 +127,9 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     # daemon already knows of to reach the index (it reads the writes it follows).
     fresh_wait: Seconds | UnsetType = UNSET
     clustering_resolution: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] | UnsetType = UNSET
+    # Stage 1 reorders its fused candidates with the learned linear ranker shipped beside
+    # lensmux.graph.search.ranker (docs/benchmarks.md, "Learned ranker").
+    learned_ranker: bool | UnsetType = UNSET
     fusion: FusionConfig = msgspec.field(default_factory=FusionConfig)
     weights: RankingWeightsConfig = msgspec.field(default_factory=RankingWeightsConfig)
 

@@ -84,6 +84,23 @@ STRENGTH_GRID: dict[str, SearchConfig] = {
     for s in (0.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0)
 }
 
+# Issue 22: the C/C++ keyword weight again, on top of everything shipped since (keyword 0.5,
+# coverage 1, strength 40), over the C/C++ projects; beside it the stage 1 of the main before
+# the second pass (keyword 0.3, C 1.5, no strength) and no C weight of its own (C = keyword).
+C2_GRID: dict[str, SearchConfig] = {
+    **{
+        f"k0.5 str40 c{c:g}": dataclasses.replace(SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, keyword_c=c))
+        for c in (0.5, 1.0, 1.5, 2.0, 2.5, 3.0)
+    },
+    "previous: k0.3 c1.5 str0": dataclasses.replace(
+        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, keyword=0.3, keyword_c=1.5, strength=0.0)
+    ),
+    "k0.3 str40 c1.5": dataclasses.replace(
+        SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, keyword=0.3, keyword_c=1.5)
+    ),
+    "k0.5 str0 c2.5": dataclasses.replace(SHIPPED, fusion=dataclasses.replace(SHIPPED.fusion, strength=0.0)),
+}
+
 
 def crossvalidate(table: dict[str, dict[str, float]], floor: dict[str, float] | None = None) -> dict[str, Any]:
     """table[setting][project] = MRR@10 -> per held-out project: the chosen setting and its score.
@@ -127,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-label", default="", help="use the indexes kept under this label")
     parser.add_argument("--reuse", action="store_true", help="reuse the saved column of a project already measured")
     parser.add_argument("--c-grid", action="store_true", help="cross-validate the C/C++ keyword weight instead")
+    parser.add_argument(
+        "--c2-grid", action="store_true", help="the C/C++ keyword weight on top of today's fusion (issue 22)"
+    )
     parser.add_argument("--coverage-grid", action="store_true", help="cross-validate the keyword coverage instead")
     parser.add_argument("--strength-grid", action="store_true", help="cross-validate the keyword strength instead")
     parser.add_argument(
@@ -143,9 +163,17 @@ def main(argv: list[str] | None = None) -> int:
         help="choose only among settings at or above each training project's best single strategy",
     )
     args = parser.parse_args(argv)
-    grids = {"c": C_GRID, "coverage": COVERAGE_GRID, "strength": STRENGTH_GRID}
+    grids = {"c": C_GRID, "c2": C2_GRID, "coverage": COVERAGE_GRID, "strength": STRENGTH_GRID}
     grid_name = (
-        "c" if args.c_grid else "coverage" if args.coverage_grid else "strength" if args.strength_grid else "main"
+        "c"
+        if args.c_grid
+        else "c2"
+        if args.c2_grid
+        else "coverage"
+        if args.coverage_grid
+        else "strength"
+        if args.strength_grid
+        else "main"
     )
     grid = grids.get(grid_name, GRID)
     table: dict[str, dict[str, float]] = {label: {} for label in grid}

@@ -12,6 +12,7 @@ from lensmux.graph.index import Store, VectorIndex
 from lensmux.graph.search.api import SearchRequest
 from lensmux.graph.search.catalog import Catalog
 from lensmux.graph.search.gateway import LspCalls
+from lensmux.graph.search.ranker import RankerModel
 
 __all__ = [
     "DEFAULT_GENERIC_NAMES",
@@ -91,6 +92,10 @@ class FusionWeights:
     strength: float = 40.0
     prose: float = 0.5
     tests: float = 0.5
+    # Share kept by a C/C++ header's symbol whose name a candidate outside the headers also
+    # has (a prototype beside its definition): chosen leaving each of seven C/C++ projects
+    # out (bench/search/c_fusion.py; 0.25 or 0.5 on every fold, within 0.001 of each other).
+    declaration: float = 0.5
     # Bonus of a class a weak mention (a capitalised word) names, in first places of a source;
     # 0 (tuned): such words name projects and products as often as classes.
     mention: float = 0.0
@@ -116,6 +121,10 @@ class SearchConfig:
 
     rrf_k: int = 60
     fusion: FusionWeights = field(default_factory=FusionWeights)
+    # Stage 1 scores its fused candidates with the learned linear ranker (ranker.py) instead of
+    # the fusion's sum alone; ranker_model None is the shipped ranker_weights.json.
+    learned_ranker: bool = True
+    ranker_model: RankerModel | None = None
     # Chunks asked of each source per query, as a multiple of top_k (before collapsing to
     # symbols; tuned on flask): deeper lists let a candidate both sources rank fairly well
     # collect both contributions.

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Sequence
 
 from lensmux.graph.index.identifiers import fts_terms
 
-__all__ = ["coverage"]
+__all__ = ["coverage", "word_found"]
 
 
-def _found(terms: Sequence[str], tokens: set[str]) -> bool:
+def word_found(terms: Sequence[str], tokens: set[str]) -> bool:
+    """Whether one query word (its FTS terms; prefix terms end in `*`) is among the tokens."""
     for term in terms:
         bare = term.strip('"').replace('""', '"')
         if term.endswith("*"):
@@ -35,7 +36,7 @@ def coverage(words: Sequence[Sequence[str]], texts: Iterable[str]) -> float:
     best = 0.0
     for text in texts:
         tokens = set(fts_terms(text))
-        share = sum(1 for terms in words if _found(terms, tokens)) / len(words)
+        share = sum(1 for terms in words if word_found(terms, tokens)) / len(words)
         best = max(best, share)
         if best >= 1.0:
             break

@@ -16,28 +16,20 @@ anchors always. Text relevance rescales the fused score min-max over the candida
 the best has 1, the weakest 0, so a long tail of weak vector hits does not become strong
 PageRank restart points. Anchors form tiers above every fused candidate (seed 001:
 semantic never outranks explicit); an explicitly named symbol has relevance 1, a
-symbol of a named file at least 0.5.
-
-Keyword side: the index stores every identifier whole and split (`backoff_send backoff
-send`), so the query is split the same way. On top of what the index's keyword_search
-does, English function words are dropped (`how`, `the`, `is` match `is` operators and
-comments, not intent) and plain words get prefix stems for inflections (`uploads` ->
-`upload*` also finds `upload` and `uploader`; `retried` -> `retri*`, `retry*`; `runs`
--> `run*`), since the index has no stemmer and code text mixes `retry`, `retries`,
-`retrying`. reST role markup (`:meth:` before a code span) is not a query word.
+symbol of a named file at least 0.5. The query's words: query_text.py.
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import anyio
 import anyio.to_thread
+import numpy
+import numpy.typing as npt
 
-from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search.anchors import (
     REASON_MENTION,
     TIER_FILE,
@@ -50,16 +42,29 @@ from lensmux.graph.search.anchors import (
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
 from lensmux.graph.search.coverage import coverage
+from lensmux.graph.search.query_text import STOP_WORDS, WORD, keyword_expression, query_terms, query_words
+from lensmux.graph.search.ranker import (
+    C_FAMILY,
+    HEADERS,
+    Candidate,
+    QueryFacts,
+    candidate_graph,
+    feature_matrix,
+    graph_candidates,
+    shipped_model,
+)
 
 log = logging.getLogger(__name__)
 
 __all__ = [
     "STOP_WORDS",
+    "LearningRows",
     "Seed",
     "SeedSet",
     "collect_seeds",
     "is_test_path",
     "keyword_expression",
+    "learning_rows",
     "query_terms",
     "query_words",
 ]
@@ -71,97 +76,11 @@ _COVERAGE_HITS = 10
 PROSE_KIND = "file"
 
 
-_WORD = re.compile(r"\w+")
-# C and C++ sources: the embedding model reads their code worse than Python's, so their
-# keyword side has a weight of its own (FusionWeights.keyword_c).
-_C_FAMILY = (".c", ".h", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".hxx")
-# reST role markup before a code span (:func:`x`, :py:meth:`x`): markup, not words of the query.
-_ROLE = re.compile(r"(?::[\w.+-]+)+:(?=`)")
-_MAX_TERMS = 64
-_MIN_STEM = 3
-
-_STOP_WORDS_TEXT = """a an the and or but nor of to in on at by for from with without into onto about over under
-    as than then so such if else when where why how what which who whom whose while until
-    is are was were be been being am do does did done doing has have had having
-    can could should would will shall may might must
-    it its it's this that these those there here i me my we us our you your he she they them their
-    not no yes all any some each every both either neither also just only very more most much many
-    please find show me give tell list where's what's how's"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 _TEST_FOLDERS = frozenset({"test", "tests", "testing", "__tests__", "spec", "specs", "e2e"})
 # A query with one of these is about tests: test code keeps its full share then.
 _TEST_WORDS = frozenset(
     {"test", "tests", "testing", "tested", "spec", "specs", "fixture", "fixtures", "pytest", "unittest"}
 )
-
-
-def _is_identifier(word: str) -> bool:
-    """Whether a word is written like code (snake_case, camelCase, digits), not English."""
-    return "_" in word or any(c.isdigit() for c in word) or (word != word.lower() and word != word.capitalize())
-
-
-def _inflections(word: str) -> list[str]:
-    """Prefix stems of an English word: `failed` -> [`fail`], `runs` -> [`run`], `retry` -> [`retry`, `retri`].
-
-    [] if the word is too short to stem. Stems of three letters are allowed for the
-    short verbs docstrings start with (`runs`, `gets`, `pops`, `used`, `added`);
-    a doubled final consonant is undone (`running` -> `run`, `stopped` -> `stop`).
-    """
-    for suffix in ("ing", "ed", "es", "s"):
-        if not word.endswith(suffix) or word.endswith(("ss", "us", "is")):
-            continue
-        stem = word[: -len(suffix)]
-        if len(stem) < _MIN_STEM and suffix in ("ed", "es"):
-            stem = word[:-1]  # used -> use, uses -> use
-        if len(stem) < _MIN_STEM:
-            continue
-        if stem.endswith("i"):
-            return [stem, stem[:-1] + "y"]  # retried, retries -> retri* and retry*
-        if suffix in ("ing", "ed") and len(stem) > _MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
-            return [stem[:-1]]  # running -> run, stopped -> stop (but not falling -> fal)
-        return [stem]
-    if len(word) < _MIN_STEM + 1:
-        return []
-    if word.endswith("y"):
-        return [word, word[:-1] + "i"]  # retri*: retries, retried
-    return [word]
-
-
-def query_words(query: str) -> list[list[str]]:
-    """Per content word of the query, its FTS5 terms (quoted; prefix terms end in `*`)."""
-    words = _WORD.findall(_ROLE.sub(" ", query))
-    content = [w for w in words if w.lower() not in STOP_WORDS or _is_identifier(w)]
-    out: list[list[str]] = []
-    for word in content or words:  # a query of only stop words still searches for them
-        lower = word.lower()
-        parts = split_identifier(word)
-        if len(parts) > 1 or (parts and parts[0] != lower) or not lower.isalpha():
-            out.append([_quote(lower), *(_quote(p) for p in parts)])
-            continue
-        stems = _inflections(lower)
-        terms = [] if any(lower.startswith(stem) for stem in stems) else [_quote(lower)]
-        out.append(terms + [_quote(stem) + "*" for stem in stems])
-    return out
-
-
-def query_terms(query: str) -> Iterator[str]:
-    """FTS5 terms (quoted, prefix terms end in `*`) for the query, duplicates included."""
-    for terms in query_words(query):
-        yield from terms
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
-def keyword_expression(query: str) -> str | None:
-    """An FTS5 MATCH expression OR-ing the query's terms, or None when it has none."""
-    seen: dict[str, None] = {}
-    for term in query_terms(query):
-        seen.setdefault(term, None)
-        if len(seen) >= _MAX_TERMS:
-            break
-    return " OR ".join(seen) if seen else None
 
 
 @dataclass(slots=True)
@@ -192,6 +111,7 @@ class _SourceHits:
     keyword: list[str] = field(default_factory=list)  # node keys, best first
     keyword_score: dict[str, float] = field(default_factory=dict)  # node key -> its best chunk's BM25
     keyword_coverage: float = 1.0  # share of the query's words the best keyword hits contain
+    chunk_of: dict[str, int] = field(default_factory=dict)  # node key -> its best chunk (keyword side first)
 
 
 def _collapse(pairs: Sequence[tuple[int, Node]], nodes: dict[str, Node]) -> list[str]:
@@ -213,20 +133,30 @@ def is_test_path(path: str) -> bool:
 
 
 def _asks_for_tests(query: str) -> bool:
-    return any(word.lower() in _TEST_WORDS for word in _WORD.findall(query))
+    return any(word.lower() in _TEST_WORDS for word in WORD.findall(query))
 
 
-def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[Seed]:
-    """The sources fused (convex or RRF), anchors in their tiers; ordered best first."""
+def _convex(
+    hits: _SourceHits, anchors: AnchorSet, config: SearchConfig
+) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The sources fused (convex or RRF): node key -> score, and the reasons of each."""
     fused: dict[str, float] = {}
     reasons: dict[str, list[str]] = {}
     fusion = config.fusion
 
+    # Names some candidate outside the C/C++ headers defines: a header's symbol of such a name
+    # is its declaration, and the definition is what is asked for (FusionWeights.declaration).
+    defined = (
+        {n.name for n in hits.nodes.values() if not n.path.endswith(HEADERS)} if fusion.declaration != 1 else set()
+    )
+
     def share(key: str) -> float:
         node = hits.nodes[key]
         if node.kind == PROSE_KIND:
-            return fusion.prose
-        return fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
+            kept = fusion.prose
+        else:
+            kept = fusion.tests if hits.demote_tests and is_test_path(node.path) else 1.0
+        return kept * fusion.declaration if node.name in defined and node.path.endswith(HEADERS) else kept
 
     convex = fusion.method == "convex"
     top_bm25 = max(hits.keyword_score.values(), default=0.0)
@@ -238,7 +168,7 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         fused[key] = fused.get(key, 0.0) + share(key) * fusion.vector * term
         reasons.setdefault(key, []).append(f"seed:vector:{similarity:.2f}")
     for rank, key in enumerate(hits.keyword, 1):
-        weight = fusion.keyword_c if hits.nodes[key].path.endswith(_C_FAMILY) else fusion.keyword
+        weight = fusion.keyword_c if hits.nodes[key].path.endswith(C_FAMILY) else fusion.keyword
         if fusion.coverage > 0:
             weight *= hits.keyword_coverage**fusion.coverage
         weight *= strength
@@ -253,6 +183,71 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         # A weak mention counts like a first place in one more source.
         fused[key] = fused.get(key, 0.0) + fusion.mention / (config.rrf_k + 1)
         reasons.setdefault(key, []).insert(0, REASON_MENTION)
+    return fused, reasons
+
+
+def _candidates(hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> list[Candidate]:
+    """What the learned ranker reads of each fused candidate, in key order."""
+    cosine = dict(hits.vector)
+    vector_rank = {key: rank for rank, (key, _) in enumerate(hits.vector, 1)}
+    keyword_rank = {key: rank for rank, key in enumerate(hits.keyword, 1)}
+    out: list[Candidate] = []
+    for key in sorted(fused):
+        node = hits.nodes.get(key) or anchors.nodes[key]
+        out.append(
+            Candidate(
+                node,
+                fused[key],
+                cosine.get(key),
+                vector_rank.get(key),
+                hits.keyword_score.get(key),
+                keyword_rank.get(key),
+                mention=key in anchors.weak,
+                test=hits.demote_tests and is_test_path(node.path),
+            )
+        )
+    return out
+
+
+def _facts(query: str, hits: _SourceHits) -> QueryFacts:
+    return QueryFacts(
+        words=query_words(query),
+        best_cosine=max((max(0.0, c) for _, c in hits.vector), default=0.0),
+        best_bm25=max(hits.keyword_score.values(), default=0.0),
+        coverage=hits.keyword_coverage,
+    )
+
+
+def _learned_rows(ctx: QueryContext, hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> LearningRows:
+    candidates = _candidates(hits, anchors, fused)
+    best = graph_candidates([c for c in candidates if c.node.key in hits.chunk_of])
+    chunks = {chunk.id: chunk.text for chunk in ctx.store.chunks(hits.chunk_of[c.node.key] for c in best)}
+    texts = {c.node.key: chunks.get(hits.chunk_of[c.node.key], "") for c in best}
+    graph = candidate_graph(best, texts)
+    return LearningRows(candidates, feature_matrix(candidates, _facts(ctx.query, hits), graph))
+
+
+def _learned(ctx: QueryContext, hits: _SourceHits, anchors: AnchorSet, fused: dict[str, float]) -> dict[str, float]:
+    """The learned ranker's scores, shifted so the weakest candidate has 0 (like a missing source)."""
+    rows = _learned_rows(ctx, hits, anchors, fused)
+    if not rows.candidates:
+        return fused
+    model = ctx.config.ranker_model or shipped_model()
+    scores = model.score(rows.matrix)
+    low = float(scores.min())
+    return {c.node.key: float(score) - low for c, score in zip(rows.candidates, scores, strict=True)}
+
+
+def _fuse(
+    hits: _SourceHits,
+    anchors: AnchorSet,
+    config: SearchConfig,
+    rescore: Callable[[dict[str, float]], dict[str, float]] | None = None,
+) -> list[Seed]:
+    """The sources fused (convex or RRF, then `rescore`: the learned ranker), anchors in their tiers; best first."""
+    fused, reasons = _convex(hits, anchors, config)
+    if rescore is not None:
+        fused = rescore(fused)
     tiers = _anchor_tiers(anchors, fused, config)
     best = max(fused.values(), default=0.0)
     worst = min(fused.values(), default=0.0)
@@ -270,6 +265,25 @@ def _fuse(hits: _SourceHits, anchors: AnchorSet, config: SearchConfig) -> list[S
         seeds.append(Seed(node, relevance, score, tier, why))
     seeds.sort(key=lambda s: (-s.tier, -s.fused, s.node.key))
     return seeds
+
+
+@dataclass(frozen=True, slots=True)
+class LearningRows:
+    """One query's fused candidates and their feature rows (graph/search/ranker.py)."""
+
+    candidates: list[Candidate]
+    matrix: npt.NDArray[numpy.float64]
+
+
+def learning_rows(ctx: QueryContext) -> LearningRows:
+    """The learned ranker's input for one query, as stage 1 builds it (blocking; no language server).
+
+    For training (bench/search/train_ranker.py): the same candidates and features the
+    search scores, from the index alone (names the index does not know stay unresolved).
+    """
+    hits, anchors = _index_side(ctx, SeedSet())
+    fused, _ = _convex(hits, anchors, ctx.config)
+    return _learned_rows(ctx, hits, anchors, fused)
 
 
 def _anchor_tiers(anchors: AnchorSet, fused: dict[str, float], config: SearchConfig) -> dict[str, int]:
@@ -305,7 +319,9 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
         pairs = catalog.nodes_of_chunks(cid for cid, _ in keyword)
         hits.keyword = _collapse(pairs, hits.nodes)
         for chunk_id, node in pairs:
-            hits.keyword_score[node.key] = max(hits.keyword_score.get(node.key, 0.0), bm25[chunk_id])
+            if bm25[chunk_id] > hits.keyword_score.get(node.key, float("-inf")):
+                hits.keyword_score[node.key] = bm25[chunk_id]
+                hits.chunk_of[node.key] = chunk_id
         if config.fusion.coverage > 0:
             top_hits = ctx.store.chunks(cid for cid, _ in keyword[:_COVERAGE_HITS])
             hits.keyword_coverage = coverage(query_words(query), (chunk.text for chunk in top_hits))
@@ -327,7 +343,10 @@ def _index_side(ctx: QueryContext, out: SeedSet) -> tuple[_SourceHits, AnchorSet
             best: dict[str, float] = {}
             for chunk_id, node in catalog.nodes_of_chunks(cid for cid, _ in found):
                 hits.nodes.setdefault(node.key, node)
-                best[node.key] = max(best.get(node.key, -1.0), similarity[chunk_id])
+                if similarity[chunk_id] > best.get(node.key, -2.0):
+                    best[node.key] = similarity[chunk_id]
+                    if node.key not in hits.keyword_score:
+                        hits.chunk_of[node.key] = chunk_id
             hits.vector = [(key, best[key]) for key in dict.fromkeys(best)]
     return hits, anchors
 
@@ -355,7 +374,8 @@ async def collect_seeds(ctx: QueryContext) -> SeedSet:
                 out.warnings.append(
                     f"`{mention.text}` names no indexed {'file' if mention.kind == 'file' else 'symbol'}"
                 )
-    fused = _fuse(hits, anchors, config)
+    rescore = (lambda fused: _learned(ctx, hits, anchors, fused)) if config.learned_ranker else None
+    fused = await anyio.to_thread.run_sync(_fuse, hits, anchors, config, rescore)
     # The lists are deep so that fusion sees both ranks of a candidate; the graph only needs
     # the best of them (anchors always stay).
     keep = max(1, round(config.seeds_kept * ctx.settings.top_k))

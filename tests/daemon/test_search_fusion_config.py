@@ -42,3 +42,11 @@ def test_embedding_model_is_chosen_by_name_and_an_unknown_one_is_a_clear_error(t
     assert load_config(path, explicit=True).daemon.embedding.model == "multilingual-e5-small"
     with pytest.raises(ConfigError, match="model"):
         load_config(_config(tmp_path, '[daemon.embedding]\nmodel = "bge-small"\n'), explicit=True)
+
+
+def test_the_learned_ranker_and_the_declaration_share_are_set_from_the_file(tmp_path: Path) -> None:
+    path = _config(tmp_path, "[daemon.search]\nlearned_ranker = false\n[daemon.search.fusion]\ndeclaration = 1.0\n")
+    config = engine_config(load_config(path, explicit=True).daemon.search)
+    assert config.learned_ranker is False and config.fusion.declaration == 1.0
+    with pytest.raises(ConfigError, match="declaration"):
+        load_config(_config(tmp_path, "[daemon.search.fusion]\ndeclaration = 2.0\n"), explicit=True)
