@@ -102,7 +102,7 @@ def full_scores(bench: Bench, pool: _Pool, answers: Sequence[int], embed: Embed,
         rows["keyword only"] = []
     tail_missed = 0
     saved = bench.offline.embedder.embed_query
-    bench.offline.embedder.embed_query = embed  # type: ignore[method-assign]
+    bench.offline.embedder.embed_query = embed  # type: ignore[method-assign,assignment]
     try:
         hybrid_lists = _hybrid(bench, [item.query for item in items])
         for item, answer, answered in zip(items, answers, hybrid_lists, strict=True):
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             if adapter is None:
                 raise SystemExit("no usable query adapter ships for this model")
             results |= full_scores(bench, pool, answers, lambda text: adapter.apply(raw(text)), " + adapter")
-            results["adapter"] = adapter.name  # type: ignore[assignment]
+            results["adapter"] = adapter.name
     finally:
         bench.close()
     suffix = f"-{args.index_label}" if args.index_label else ""

@@ -324,7 +324,8 @@ class IndexService:
     def _query_adapter_state(self) -> str:
         # The loaded model's word for it (its name, "off", or "not used: why"); before loading, the setting.
         if self._embedder is not None:
-            return self._embedder.info().query_adapter_state
+            state: str = self._embedder.info().query_adapter_state
+            return state
         return "on when the model loads" if self._config.embedding.query_adapter else "off"
 
     def _model_state_now(self) -> str:

@@ -145,10 +145,16 @@ class AdapterChoice:
 def load_for(model: str, dim: int | None, path: Path | None = None) -> AdapterChoice:
     """The adapter for `model` vectors `dim` wide, from `path` (default: the shipped file).
 
-    Anything wrong with the file (missing, damaged, another model, another width) is
+    Anything wrong with the file (unreadable, damaged, another model, another width) is
     logged as an error and gives no adapter: search goes on with plain query vectors.
+    A model lensmux ships no adapter for gets none, without an error.
     """
-    path = path or adapter_path(model)
+    if path is None:
+        path = adapter_path(model)
+        if not path.exists():
+            # Not an error: lensmux ships adapters for some models only.
+            log.info("no query adapter ships for %s; queries are embedded without one", model)
+            return AdapterChoice(None, f"none ships for {model}")
     try:
         adapter = QueryAdapter.read(path)
     except AdapterInvalid as exc:

@@ -179,3 +179,10 @@ def test_a_wrong_adapter_costs_the_model_nothing(
     assert damaged.query_adapter is None and "not a lensmux-query-adapter" in damaged.info().query_adapter_state
     for embedder in (mismatched, damaged):
         assert np.array_equal(embedder.embed_query("read a file"), plain.embed_query("read a file"))
+
+
+def test_a_model_without_a_shipped_adapter_gets_none_quietly(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger=query_adapter.__name__):
+        choice = load_for("multilingual-e5-small", 384)
+    assert choice.adapter is None and choice.state == "none ships for multilingual-e5-small"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
