@@ -9,6 +9,8 @@ a daemon built of the 6,267 functions (cosqa.py: one file each):
 
 - vector only: the query's cosine to every chunk, exactly (all vectors, no hnswlib
   approximation), a function scoring its best chunk;
+- BM25 baseline: bench/search/bm25.py over the 6,267 functions (cosqa.py's baseline),
+  its whole list, the functions it does not match tied last as below;
 - keyword only: the search's own FTS5 expression, BM25 of every matching chunk, a
   function its best chunk; functions no chunk of which matches tie last, and count
   the mean of 1 / rank over the tied positions (what a random order would give);
@@ -39,8 +41,9 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.runner import arg_parser
+from bench.search.bm25 import Bm25, Document
 from bench.search.corpus import OUT_DIR
-from bench.search.cosqa import load, open_cosqa_bench
+from bench.search.cosqa import _rel, load, open_cosqa_bench
 from bench.search.offline import NullGateway, OfflineIndex
 from bench.search.quality import SHIPPED, Bench, _View
 from bench.search.ranking import EvalItem
@@ -133,6 +136,21 @@ def _summary(reciprocals: Sequence[float]) -> dict[str, Any]:
     }
 
 
+def bm25_scores(codes: dict[int, str], queries: Sequence[str], answers: Sequence[int]) -> dict[str, Any]:
+    """The BM25 baseline (bm25.py, over the 6,267 functions) by the same protocol: unmatched functions tie last."""
+    bm25 = Bm25([Document(_rel(i), 0, code) for i, code in codes.items()])
+    reciprocals = []
+    for query, answer in zip(queries, answers, strict=True):
+        scores = np.full(len(codes), -np.inf)
+        ranked = bm25.search(query, len(codes))
+        for position, (path, _) in enumerate(ranked):
+            code = _code_index(path)
+            if code is not None:
+                scores[code] = len(ranked) - position
+        reciprocals.append(_reciprocal(scores, answer))
+    return _summary(reciprocals)
+
+
 def _keyword_scores(bench: Bench, pool: _Pool, item: EvalItem) -> npt.NDArray[np.float64]:
     scores = np.full(pool.size, -np.inf)
     expression = keyword_expression(item.query)
@@ -178,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
         pool = _Pool(bench.offline, len(codes))
         answers = [int(item.answers[0].path.rsplit("c", 1)[1].removesuffix(".py")) for item in bench.items]
         raw = bench.offline.embedder.embed_query
-        results = full_scores(bench, pool, answers, raw, "")
+        results: dict[str, Any] = {"BM25 baseline": bm25_scores(codes, [item.query for item in bench.items], answers)}
+        results |= full_scores(bench, pool, answers, raw, "")
         if args.adapter:
             from lensmux.graph.embedding.query_adapter import load_for
 

@@ -30,7 +30,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 
 from lensmux.graph.embedding.cache import Manifest
-from lensmux.graph.embedding.query_adapter import QueryAdapter, load_for
+from lensmux.graph.embedding.query_adapter import AdapterChoice, QueryAdapter, choose, fit_width
 from lensmux.graph.embedding.runtime import (
     PROVIDERS,
     SessionIO,
@@ -126,8 +126,7 @@ class Embedder:
         precision: str | None = None,
         manifest: Manifest | None = None,
         reload: Callable[[], tuple[bytes, str]] | None = None,
-        query_adapter: QueryAdapter | None = None,
-        adapter_state: str | None = None,
+        query_adapter: QueryAdapter | AdapterChoice | None = None,
     ) -> None:
         if token_budget is None:
             # A model with a wider window than the default budget gets one text per run.
@@ -144,8 +143,6 @@ class Embedder:
         self._manifest = manifest
         # `reload` gives the model files again after `release`; without it the model stays loaded.
         self._reload = reload
-        self._query_adapter = query_adapter
-        self._adapter_state = adapter_state or (query_adapter.name if query_adapter is not None else "off")
         self._load_lock = threading.Lock()
         self._in_use = 0
         self._last_used = time.monotonic()
@@ -156,13 +153,8 @@ class Embedder:
         self._output = self._loaded.io.output
         if spec.dim is not None and spec.dim != self._dim:
             raise ModelSpecInvalid(f"{model_dir}: spec says dim {spec.dim}, model returns {self._dim}")
-        if query_adapter is not None and query_adapter.dim != self._dim:
-            # A wrong adapter must not cost the model: search goes on with plain query vectors.
-            why = (
-                f"query adapter {query_adapter.name} maps {query_adapter.dim}-wide vectors, the model gives {self._dim}"
-            )
-            log.error("query adapter not used, queries are embedded without it: %s", why)
-            self._query_adapter, self._adapter_state = None, f"not used: {why}"
+        # A wrong adapter never costs the model: fit_width logs it and leaves queries plain.
+        self._adapter = fit_width(choose(query_adapter, spec.name), self._dim)
         log.info("embedding model %s ready: dim %d, %d threads", spec.name, self._dim, self._threads)
 
     @classmethod
@@ -183,25 +175,18 @@ class Embedder:
         vectors (query_adapter.py), or give one. A missing, damaged or mismatched file is
         logged and leaves queries plain (``info().query_adapter_state`` says why).
         """
-        if isinstance(query_adapter, QueryAdapter):
-            adapter: QueryAdapter | None = query_adapter
-            state: str | None = None
-        elif query_adapter:
-            choice = load_for(model, None)
-            adapter, state = choice.adapter, choice.state
-        else:
-            adapter, state = None, None
+        adapter = choose(query_adapter, model)
         cached = ensure_model(precision, cache_root=cache_root, progress=progress, model=model)
         try:
             return cls._from_cache(
-                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=(adapter, state)
+                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=adapter
             )
         except ModelCorrupt as exc:
             # The files match their checksums yet do not load: rebuild once, then give up.
             log.warning("cached model does not load, rebuilding it: %s", exc)
             cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True, model=model)
             return cls._from_cache(
-                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=(adapter, state)
+                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=adapter
             )
 
     @classmethod
@@ -214,7 +199,7 @@ class Embedder:
         *,
         cache_root: Path | None = None,
         model: str = DEFAULT_MODEL_NAME,
-        adapter: tuple[QueryAdapter | None, str | None] = (None, None),
+        adapter: AdapterChoice | None = None,
     ) -> Embedder:
         def reload() -> tuple[bytes, str]:
             again = ensure_model(precision, cache_root=cache_root, model=model)
@@ -230,8 +215,7 @@ class Embedder:
             precision=precision,
             manifest=cached.entry.manifest,
             reload=reload,
-            query_adapter=adapter[0],
-            adapter_state=adapter[1],
+            query_adapter=adapter,
         )
 
     @classmethod
@@ -281,7 +265,8 @@ class Embedder:
     def embed_query(self, text: str) -> Vectors:
         """Embedding of one query, float32 [dim]: the model's query prefix and the query adapter, where there are."""
         vector: Vectors = self._run([self._spec.query_prefix + text])[0]
-        return vector if self._query_adapter is None else self._query_adapter.apply(vector)
+        adapter = self._adapter.adapter
+        return vector if adapter is None else adapter.apply(vector)
 
     def embed_queries(self, texts: Sequence[str]) -> Vectors:
         """``embed_query`` for many queries at once, float32 [len(texts), dim], bit-identical to one by one."""
@@ -290,15 +275,9 @@ class Embedder:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         vectors = self._run([self._spec.query_prefix + text for text in texts])
-        if self._query_adapter is None:
-            return vectors
+        adapter = self._adapter.adapter
         # Row by row, as embed_query does: a matrix product may sum in another order than a vector product.
-        return np.stack([self._query_adapter.apply(row) for row in vectors])
-
-    @property
-    def query_adapter(self) -> QueryAdapter | None:
-        """The adapter applied to query vectors, None when off."""
-        return self._query_adapter
+        return vectors if adapter is None else np.stack([adapter.apply(row) for row in vectors])
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         """``embed`` in a worker thread, keeping the event loop free."""
@@ -378,8 +357,8 @@ class Embedder:
             providers=list(PROVIDERS),
             precision=self._precision,
             manifest=self._manifest,
-            query_adapter=self._query_adapter.name if self._query_adapter is not None else None,
-            query_adapter_state=self._adapter_state,
+            query_adapter=self._adapter.adapter.name if self._adapter.adapter is not None else None,
+            query_adapter_state=self._adapter.state,
         )
 
     def _run(self, texts: Sequence[str]) -> Vectors:

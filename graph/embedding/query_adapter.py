@@ -33,7 +33,9 @@ __all__ = [
     "AdapterInvalid",
     "QueryAdapter",
     "adapter_path",
+    "choose",
     "encode",
+    "fit_width",
     "load_for",
 ]
 
@@ -166,5 +168,24 @@ def load_for(model: str, dim: int | None, path: Path | None = None) -> AdapterCh
             why = f"{path} maps {adapter.dim}-wide vectors, the model gives {dim}"
         else:
             return AdapterChoice(adapter, adapter.name)
+    log.error("query adapter not used, queries are embedded without it: %s", why)
+    return AdapterChoice(None, f"not used: {why}")
+
+
+def choose(asked: bool | QueryAdapter | AdapterChoice | None, model: str) -> AdapterChoice:
+    """What an Embedder of `model` applies: the shipped adapter for True, the one given, or none."""
+    if isinstance(asked, AdapterChoice):
+        return asked
+    if isinstance(asked, QueryAdapter):
+        return AdapterChoice(asked, asked.name)
+    return load_for(model, None) if asked else AdapterChoice(None, "off")
+
+
+def fit_width(choice: AdapterChoice, dim: int) -> AdapterChoice:
+    """`choice` if its adapter maps `dim`-wide vectors; else none, logged (the model stays usable)."""
+    adapter = choice.adapter
+    if adapter is None or adapter.dim == dim:
+        return choice
+    why = f"query adapter {adapter.name} maps {adapter.dim}-wide vectors, the model gives {dim}"
     log.error("query adapter not used, queries are embedded without it: %s", why)
     return AdapterChoice(None, f"not used: {why}")
