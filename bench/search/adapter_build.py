@@ -10,7 +10,7 @@ and checksum, then the .npy). Everything after embedding is seeded numpy in floa
 a second run gives the same bytes (the record's sha256 says which).
 
     python -m bench.search.adapter_build            # fit with the shipped settings, print, write nothing
-    python -m bench.search.adapter_build --write    # ... and write graph/embedding/query_adapters/<model>.adapter
+    python -m bench.search.adapter_build --write    # ... and write graph/embedding/<model>.adapter
     python -m bench.search.adapter_build --rank 64 --epochs 12 --label r64
 
 Output: bench/out/search/adapter/fit[-<label>].json (settings, history, validation MRR before/after).

@@ -7,7 +7,7 @@ graph/embedding/adapter_training.py; docs/benchmarks.md, "Query adapter"). The c
 vectors in every index are untouched, so switching the adapter on or off rebuilds
 nothing: the index's model id does not name it; `Embedder.info()` does.
 
-One file per model ships in `query_adapters/`: a JSON header line (format, model,
+One file per model ships beside this module, `<model>.adapter`: a JSON header line (format, model,
 dim, rank, SHA-256 of the rest) then the float32 [2, dim, rank] factors as .npy. The
 header is checked before the factors are used, so a damaged file, or one made for
 another model or width, is refused with AdapterInvalid and the caller searches with
@@ -41,7 +41,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-ADAPTER_DIR = Path(__file__).resolve().parent / "query_adapters"
+ADAPTER_DIR = Path(__file__).resolve().parent
 FORMAT = "lensmux-query-adapter/1"
 
 Vectors = npt.NDArray[np.float32]
