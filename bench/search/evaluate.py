@@ -129,6 +129,7 @@ def evaluate(
     *,
     ablate_graph: bool = False,
     learn: bool = False,
+    query_adapter: bool = True,
 ) -> dict[str, Any]:
     """Run one project through the daemon and the offline strategies; every figure in one dict."""
     from lensmux.graph.embedding.embedder import Embedder
@@ -137,7 +138,9 @@ def evaluate(
     texts = [item.query for item in items]
     root = prepared.root.resolve()
     load_before = os.getloadavg()
-    with search_daemon(work, config_text(search_config)) as daemon:
+    # The query adapter is the daemon's default; off, queries are embedded as the model gives them.
+    adapter_text = "" if query_adapter else "\n[daemon.embedding]\nquery_adapter = false\n"
+    with search_daemon(work, config_text(search_config) + adapter_text) as daemon:
         indexed = index_root(daemon, root)
         log.info("%s indexed: %s", prepared.project.name, indexed["summary"])
         learned = wait_learned(daemon, root) if learn else None
@@ -174,6 +177,7 @@ def evaluate(
     return {
         "project": summary(prepared) | {"items": len(items), "max_queries": max_queries},
         "search_config": dict(search_config or {}),
+        "query_adapter": query_adapter,
         "engine_defaults": engine_defaults(),
         "index": indexed,
         "learning": learned,
@@ -269,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--index-label", default="", help="run in the daemon directory of index_set --label")
     parser.add_argument("--ablate-graph", action="store_true", help="also run without PageRank, without proximity")
     parser.add_argument("--learn", action="store_true", help="let the daemon learn the call graph before the queries")
+    parser.add_argument(
+        "--no-query-adapter", action="store_true", help="daemon with [daemon.embedding] query_adapter off"
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     search_config = json.loads(args.search_config) if args.search_config else None
@@ -279,7 +286,13 @@ def main(argv: list[str] | None = None) -> int:
             prepared = load_or_prepare(name)
             work = OUT_DIR / "daemon" / (f"{name}-{args.index_label}" if args.index_label else name)
             result = evaluate(
-                prepared, search_config, work, args.max_queries, ablate_graph=args.ablate_graph, learn=args.learn
+                prepared,
+                search_config,
+                work,
+                args.max_queries,
+                ablate_graph=args.ablate_graph,
+                learn=args.learn,
+                query_adapter=not args.no_query_adapter,
             )
         except (CorpusError, BenchDaemonError) as exc:
             print(f"bench.search.evaluate: {name}: {exc}", file=sys.stderr)

@@ -65,6 +65,8 @@ def render_indexes(index: Any) -> list[str]:
     if model.get("progress"):
         stage, fraction = model["progress"]
         state += f" ({stage} {float(fraction) * 100:.0f}%)"
+    if model.get("query_adapter"):
+        state += f"; query adapter: {model['query_adapter']}"
     lines = ["", f"indexes: model {', '.join(model_ids) or '-'}: {state}"]
     if not roots:
         lines.append("  (none; `lensmux search` or `lensmux index DIR` creates one)")

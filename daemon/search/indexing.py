@@ -125,8 +125,9 @@ class IndexService:
                 self.model_state = "loading"
                 try:
                     model = self._config.embedding.model
+                    adapter = self._config.embedding.query_adapter
                     self._embedder = await anyio.to_thread.run_sync(
-                        lambda: Embedder.open_default(progress=progress, model=model)
+                        lambda: Embedder.open_default(progress=progress, model=model, query_adapter=adapter)
                     )
                 except EmbeddingError as exc:
                     self.model_state = f"unavailable: {exc}"
@@ -301,9 +302,20 @@ class IndexService:
     def status(self) -> dict[str, Any]:
         """Model state and every root's index."""
         return {
-            "model": {"state": self._model_state_now(), "progress": self.model_progress},
+            "model": {
+                "state": self._model_state_now(),
+                "progress": self.model_progress,
+                "query_adapter": self._query_adapter_state(),
+            },
             "roots": [self.summary(e) for e in self.roots.values()],
         }
+
+    def _query_adapter_state(self) -> str:
+        # The loaded model's word for it (its name, "off", or "not used: why"); before loading, the setting.
+        if self._embedder is not None:
+            state: str = self._embedder.info().query_adapter_state
+            return state
+        return "on when the model loads" if self._config.embedding.query_adapter else "off"
 
     def _model_state_now(self) -> str:
         # A released model is loaded again by the next use, without passing through embedder().

@@ -30,6 +30,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 
 from lensmux.graph.embedding.cache import Manifest
+from lensmux.graph.embedding.query_adapter import AdapterChoice, QueryAdapter, choose, fit_width
 from lensmux.graph.embedding.runtime import (
     PROVIDERS,
     SessionIO,
@@ -75,6 +76,10 @@ class EmbedderInfo(msgspec.Struct, frozen=True, kw_only=True):
     providers: list[str]
     precision: str | None = None
     manifest: Manifest | None = None
+    # The adapter applied to query vectors (model, rank, checksum prefix), None when none is.
+    query_adapter: str | None = None
+    # "off" (not asked for), the adapter's name, or "not used: <why>" (asked for, file refused).
+    query_adapter_state: str = "off"
 
 
 def plan_batches(lengths: Sequence[int], token_budget: int, max_batch: int = MAX_BATCH) -> list[range]:
@@ -121,6 +126,7 @@ class Embedder:
         precision: str | None = None,
         manifest: Manifest | None = None,
         reload: Callable[[], tuple[bytes, str]] | None = None,
+        query_adapter: QueryAdapter | AdapterChoice | None = None,
     ) -> None:
         if token_budget is None:
             # A model with a wider window than the default budget gets one text per run.
@@ -147,6 +153,8 @@ class Embedder:
         self._output = self._loaded.io.output
         if spec.dim is not None and spec.dim != self._dim:
             raise ModelSpecInvalid(f"{model_dir}: spec says dim {spec.dim}, model returns {self._dim}")
+        # A wrong adapter never costs the model: fit_width logs it and leaves queries plain.
+        self._adapter = fit_width(choose(query_adapter, spec.name), self._dim)
         log.info("embedding model %s ready: dim %d, %d threads", spec.name, self._dim, self._threads)
 
     @classmethod
@@ -159,16 +167,27 @@ class Embedder:
         cache_root: Path | None = None,
         progress: ProgressCallback | None = None,
         model: str = DEFAULT_MODEL_NAME,
+        query_adapter: bool | QueryAdapter = False,
     ) -> Embedder:
-        """A packaged model (all-MiniLM-L6-v2 unless ``model`` names another), built into the cache on first use."""
+        """A packaged model (all-MiniLM-L6-v2 unless ``model`` names another), built into the cache on first use.
+
+        ``query_adapter`` True applies the adapter lensmux ships for that model to query
+        vectors (query_adapter.py), or give one. A missing, damaged or mismatched file is
+        logged and leaves queries plain (``info().query_adapter_state`` says why).
+        """
+        adapter = choose(query_adapter, model)
         cached = ensure_model(precision, cache_root=cache_root, progress=progress, model=model)
         try:
-            return cls._from_cache(cached, precision, threads, token_budget, cache_root=cache_root, model=model)
+            return cls._from_cache(
+                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=adapter
+            )
         except ModelCorrupt as exc:
             # The files match their checksums yet do not load: rebuild once, then give up.
             log.warning("cached model does not load, rebuilding it: %s", exc)
             cached = ensure_model(precision, cache_root=cache_root, progress=progress, force=True, model=model)
-            return cls._from_cache(cached, precision, threads, token_budget, cache_root=cache_root, model=model)
+            return cls._from_cache(
+                cached, precision, threads, token_budget, cache_root=cache_root, model=model, adapter=adapter
+            )
 
     @classmethod
     def _from_cache(
@@ -180,6 +199,7 @@ class Embedder:
         *,
         cache_root: Path | None = None,
         model: str = DEFAULT_MODEL_NAME,
+        adapter: AdapterChoice | None = None,
     ) -> Embedder:
         def reload() -> tuple[bytes, str]:
             again = ensure_model(precision, cache_root=cache_root, model=model)
@@ -195,6 +215,7 @@ class Embedder:
             precision=precision,
             manifest=cached.entry.manifest,
             reload=reload,
+            query_adapter=adapter,
         )
 
     @classmethod
@@ -242,9 +263,21 @@ class Embedder:
         return self._run([prefix + text for text in texts] if prefix else texts)
 
     def embed_query(self, text: str) -> Vectors:
-        """Embedding of one query, float32 [dim] (with the model's query prefix, if it has one)."""
+        """Embedding of one query, float32 [dim]: the model's query prefix and the query adapter, where there are."""
         vector: Vectors = self._run([self._spec.query_prefix + text])[0]
-        return vector
+        adapter = self._adapter.adapter
+        return vector if adapter is None else adapter.apply(vector)
+
+    def embed_queries(self, texts: Sequence[str]) -> Vectors:
+        """``embed_query`` for many queries at once, float32 [len(texts), dim], bit-identical to one by one."""
+        if isinstance(texts, str):
+            raise TypeError("embed_queries() takes a sequence of texts; use embed_query() for one text")
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        vectors = self._run([self._spec.query_prefix + text for text in texts])
+        adapter = self._adapter.adapter
+        # Row by row, as embed_query does: a matrix product may sum in another order than a vector product.
+        return vectors if adapter is None else np.stack([adapter.apply(row) for row in vectors])
 
     async def embed_async(self, texts: Sequence[str]) -> Vectors:
         """``embed`` in a worker thread, keeping the event loop free."""
@@ -324,6 +357,8 @@ class Embedder:
             providers=list(PROVIDERS),
             precision=self._precision,
             manifest=self._manifest,
+            query_adapter=self._adapter.adapter.name if self._adapter.adapter is not None else None,
+            query_adapter_state=self._adapter.state,
         )
 
     def _run(self, texts: Sequence[str]) -> Vectors:
