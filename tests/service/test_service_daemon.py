@@ -51,7 +51,10 @@ def test_socket_activation_serves_a_client_that_connected_before_the_daemon(tmp_
     with open(log, "wb") as out:
         launcher = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=out)
     try:
-        wait_until((runtime_dir / "lensmux.sock").exists, what="launcher sockets")
+        # The socket file exists from its bind(); the launcher says "Listening on <path>" after
+        # listen(), and a connect in between is refused (seen under load).
+        listening = [f"Listening on {runtime_dir / f'{name}.sock'} " for name in names]
+        wait_until(lambda: all(line in log.read_text() for line in listening), what="launcher listening")
         # The launcher starts lensmux only on this first connection; the ping waits in the socket.
         answer = _control_ping(runtime_dir / "lensmux.sock")
         assert b'"pid"' in answer, (answer, log.read_text())
