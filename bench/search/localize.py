@@ -52,9 +52,10 @@ from bench.runner import arg_parser
 from bench.search.bm25 import Bm25, Document, python_documents
 from bench.search.daemon_search import config_text, index_root, search, search_daemon
 from bench.search.localize_git import GitError, checkout, shared_clone, sync_tree
-from bench.search.localize_index import SnapshotFailed, SnapshotIndex, snapshot
+from bench.search.localize_index import DB_NAME, SnapshotFailed, SnapshotIndex, snapshot
 from bench.search.localize_mine import OUT_DIR
 from bench.search.localize_projects import answer_language
+from bench.search.localize_reach import graph_reach
 from bench.search.localize_score import DEPTH, aggregate, markdown_table, score, targets_of
 from bench.stats import code_state, machine
 
@@ -188,6 +189,9 @@ class Runner:
             ranked["bm25"] = Bm25(bm25_documents(self.root, index), self._bm25_cache).search(query, DEPTH)
             in_index = indexed_share(index, commit["answers"])
             lost = lost_files(self.root, index, changed)
+            reach = graph_reach(
+                self.snap / DB_NAME, targets, score(targets, ranked["stage1"])["ranks"], ranked["stage1"]
+            )
         finally:
             index.close()
         timings["offline_s"] = round(time.perf_counter() - started, 2)
@@ -209,6 +213,7 @@ class Runner:
             "ranked": {k: [f"{p}:{line}" for p, line in v] for k, v in ranked.items()},
             "daemon": records,
             "expansion_only_answers_in_full": expansion_only,
+            "graph_reach": reach,
             "index_summary": indexed["summary"],
             "learning": learned,
             "timings": timings,

@@ -29,6 +29,7 @@ __all__ = ["c_like_functions", "file_functions"]
 # String literals are blanked before heads are read: `extern "C"` reads `extern " "`.
 _CONTAINER = re.compile(r'^(?:inline\s+)?namespace\b|^extern\s+"[^"]*"\s*$')
 # Export and attribute macros before a declaration (`FMT_EXPORT template <...> class ...`).
+_ACCESS = re.compile(r"\s*(?:(?:public|private|protected)\s*:(?!:)\s*)+")
 _LEADING_MACROS = re.compile(r"^(?:[A-Z][A-Z0-9_]*\s+)+(?=[a-z_])")
 _TEMPLATE_PREFIX = re.compile(r"^template\s*<")
 _CLASS = re.compile(r"^(?:typedef\s+)?(?:class|struct|union)\b\s*(?:alignas\s*\([^)]*\)\s*)?(?:[\w:]+\s*)?")
@@ -49,7 +50,7 @@ def _strip_template(head: str) -> str:
 
 def _kind(head: str) -> str:
     """ "container", "function" or "other" for the head of a block."""
-    head = _strip_template(_LEADING_MACROS.sub("", " ".join(head.split())))
+    head = _strip_template(_LEADING_MACROS.sub("", _ACCESS.sub("", " ".join(head.split()), count=1)))
     if _CONTAINER.match(head):
         return "container"
     match = _CLASS.match(head)
@@ -122,7 +123,9 @@ def c_like_functions(path: str, text: str) -> list[Function]:
             else:
                 close = _matching_brace(code, i)
                 if kind == "function":
-                    first = head_start + len(head) - len(head.lstrip())
+                    access = _ACCESS.match(head)  # `public:` before a method is no part of it
+                    first = head_start + (access.end() if access else 0)
+                    first += len(code[first:i]) - len(code[first:i].lstrip())
                     name = re.search(r"([~\w:]+)\s*\(", head)
                     named = line_of[head_start + name.start()] if name else line_of[first]
                     qualname = name.group(1) if name else "?"

@@ -77,6 +77,18 @@ def markdown_table(
             q = result["quality"]
             cells = " | ".join(f"{q[n]['recall@10']:.3f} / {q[n]['recall@20']:.3f} / {q[n]['mrr']:.3f}" for n in names)
             lines.append(f"| {project} | {q[names[0]]['n']} | {cells} |")
+        means = {
+            n: {
+                m: statistics.fmean(r["quality"][n][m] for r in results.values())
+                for m in ("recall@10", "recall@20", "mrr")
+            }
+            for n in names
+        }
+        total = sum(r["quality"][names[0]]["n"] for r in results.values())
+        cells = " | ".join(
+            f"{means[n]['recall@10']:.3f} / {means[n]['recall@20']:.3f} / {means[n]['mrr']:.3f}" for n in names
+        )
+        lines.append(f"| mean of projects | {total} | {cells} |")
         return "\n".join(lines)
     head = "| project | commits | " + " | ".join(strategies[n] for n in names)
     head += " | full / BM25 (R@10) | full / vector (R@10) | full - stage 1 (R@20) |"
