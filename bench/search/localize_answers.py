@@ -157,8 +157,9 @@ def python_code(text: str) -> str:
     return _blank(text, spans)
 
 
-def c_code(text: str) -> str:
-    """C/C++ text with comments blanked (string and character literals read past, not changed)."""
+def c_code(text: str, *, literals: bool = False) -> str:
+    """C/C++ text with comments blanked; string and character literals are read past, and blanked inside
+    only with `literals` (a diff must see a changed literal; a brace scanner must not see braces in one)."""
     spans: list[tuple[int, int]] = []
     i = 0
     while i < len(text):
@@ -167,6 +168,8 @@ def c_code(text: str) -> str:
             j = i + 1
             while j < len(text) and text[j] != c and text[j] != "\n":
                 j += 2 if text[j] == "\\" else 1
+            if literals:
+                spans.append((i + 1, min(j, len(text))))
             i = j + 1
         elif text.startswith("/*", i):
             end = text.find("*/", i + 2)

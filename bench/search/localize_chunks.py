@@ -64,30 +64,9 @@ def _kind(head: str) -> str:
     return "other"
 
 
-def _blank_literals(code: str) -> str:
-    """Code with the insides of string and character literals blanked (braces in them are no blocks)."""
-    out = list(code)
-    i = 0
-    while i < len(code):
-        c = code[i]
-        if c in "\"'":
-            j = i + 1
-            while j < len(code) and code[j] != c and code[j] != "\n":
-                if code[j] == "\\":
-                    out[j] = " "
-                    j += 1
-                if j < len(code) and code[j] != "\n":
-                    out[j] = " "
-                j += 1
-            i = j + 1
-        else:
-            i += 1
-    return "".join(out)
-
-
 def c_like_functions(path: str, text: str) -> list[Function]:
     """The function and method definitions of a C or C++ file (0-based, inclusive lines)."""
-    code = _blank_literals(c_code(text))
+    code = c_code(text, literals=True)
     line_of = [0] * (len(code) + 1)
     line = 0
     for i, c in enumerate(code):
