@@ -23,7 +23,7 @@ from bench.search.c_strip import c_functions
 from lensmux.graph.index.identifiers import split_identifier
 from lensmux.graph.search.seeds import STOP_WORDS
 
-__all__ = ["Bm25", "Document", "function_documents", "tokens"]
+__all__ = ["Bm25", "Document", "function_documents", "python_documents", "tokens"]
 
 K1 = 1.2
 B = 0.75
@@ -63,9 +63,10 @@ class Document:
 class Bm25:
     """Okapi BM25 over a fixed set of documents."""
 
-    def __init__(self, documents: Sequence[Document]) -> None:
+    def __init__(self, documents: Sequence[Document], cache: dict[str, Counter[str]] | None = None) -> None:
+        """`cache` keeps each document's term counts by its path and text, for indexes built again and again."""
         self.documents = list(documents)
-        self._tf = [Counter(tokens(d.path + "\n" + d.text)) for d in self.documents]
+        self._tf = [_term_counts(d.path + "\n" + d.text, cache) for d in self.documents]
         self._len = [sum(tf.values()) for tf in self._tf]
         self._avg = sum(self._len) / max(1, len(self._len))
         df: Counter[str] = Counter()
@@ -93,6 +94,15 @@ class Bm25:
         return [(self.documents[i].path, self.documents[i].line) for i in best]
 
 
+def _term_counts(text: str, cache: dict[str, Counter[str]] | None) -> Counter[str]:
+    if cache is None:
+        return Counter(tokens(text))
+    counts = cache.get(text)
+    if counts is None:
+        counts = cache[text] = Counter(tokens(text))
+    return counts
+
+
 def _python_functions(rel: str, source: str) -> Iterable[Document]:
     try:
         tree = ast.parse(source)
@@ -111,6 +121,11 @@ def _python_functions(rel: str, source: str) -> Iterable[Document]:
             yield from visit(child, in_function or is_function)
 
     yield from visit(tree, False)
+
+
+def python_documents(rel: str, source: str) -> list[Document]:
+    """The functions of one Python file, one document each."""
+    return list(_python_functions(rel, source))
 
 
 def function_documents(root: Path) -> list[Document]:

@@ -100,9 +100,11 @@ def wait_learned(daemon: DaemonProc, root: Path, timeout: float = 7200) -> dict[
         time.sleep(2.0)
 
 
-def search(daemon: DaemonProc, root: Path, query: str, overrides: Mapping[str, Any] | None = None) -> SearchRecord:
-    """One `lensmux/hybridSearch` with top_k 10."""
-    params: dict[str, Any] = {"query": query, "root": str(root), "top_k": 10}
+def search(
+    daemon: DaemonProc, root: Path, query: str, overrides: Mapping[str, Any] | None = None, top_k: int = 10
+) -> SearchRecord:
+    """One `lensmux/hybridSearch` (top_k 10 unless told)."""
+    params: dict[str, Any] = {"query": query, "root": str(root), "top_k": top_k}
     if overrides:
         params["config_overrides"] = dict(overrides)
     started = time.perf_counter()
