@@ -24,7 +24,7 @@ PROBE = Path(__file__).resolve().parents[1] / "support" / "module_probe"
 SEARCH_STACK = (
     "numpy", "networkx", "community", "hnswlib", "onnxruntime", "lensmux.graph", "lensmux.daemon.search.indexing"
 )  # fmt: skip
-NOTHING_INDEXED = {"model": {"state": "not loaded", "progress": None}, "roots": []}
+NOTHING_INDEXED = {"model": {"state": "not loaded", "progress": None, "query_adapter": "off"}, "roots": []}
 
 
 def _probe_env(out: Path) -> dict[str, str]:
