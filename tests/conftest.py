@@ -8,8 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from support.daemon_proc import DaemonProc, running_daemon
 from support.projects import write_c_project, write_py_project
+
+# Property tests draw the same examples in every run (no example database either): a run's
+# outcome must not depend on which random inputs it happened to draw (issue 25). The fuzz
+# tests found what they found with random draws; that stays a thing to do by hand.
+settings.register_profile("lensmux", derandomize=True, database=None)
+settings.load_profile("lensmux")
 
 
 @pytest.fixture

@@ -49,6 +49,10 @@ log = logging.getLogger(__name__)
 _DOC_SYNC = frozenset({"textDocument/didOpen", "textDocument/didChange", "textDocument/didClose"})
 # Client notifications the daemon consumes: the server got its one `initialized`.
 _SWALLOWED = frozenset({"initialized", "$/setTrace"})
+# Lifecycle notifications a client may send; as requests they are refused, never forwarded.
+_LIFECYCLE_NOTIFICATIONS = frozenset({"initialized", "exit"})
+# Lifecycle requests sent as notifications: no answer to give, and never the server's to hear.
+_LIFECYCLE_REQUESTS = frozenset({"initialize", "shutdown"})
 # Searched in the raw params (re reads the buffer: no copy of the body).
 _TOKEN_KEYS = re.compile(rb'"(?:workDoneToken|partialResultToken)"')
 
@@ -83,6 +87,9 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
         registrations.replay(instance, client)
         diagnostics.attached(instance, client)
     elif method in _SWALLOWED:
+        return
+    elif method in _LIFECYCLE_REQUESTS:
+        log.info("%s: %s sent %s as a notification; ignored", instance.name, client.name, method)
         return
     elif notebooks.is_notebook_sync(method):
         notebooks.refuse(client, method, ev.decode_value(env.params))
@@ -165,6 +172,11 @@ def _route_here(
     assert env.id is not UNSET and env.id is not None
     if method == "initialize":
         client.reply_error(env.id, ErrorCode.INVALID_REQUEST, "initialize was already sent")
+        return None
+    if method in _LIFECYCLE_NOTIFICATIONS:
+        # The server's lifecycle is the daemon's: an `exit` with an id would stop the shared server
+        # for everyone (pygls exits on it whatever the id).
+        client.reply_error(env.id, ErrorCode.INVALID_REQUEST, f"{method} is a notification, not a request")
         return None
     if method == "shutdown":
         # A client's shutdown ends that client only; the server stays for the others.
