@@ -21,6 +21,7 @@ from lensmux.daemon.mux import (
     diagnostics_pull,
     index_scope,
     notebooks,
+    own_answer,
     progress_routes,
     registrations,
     request_progress,
@@ -36,7 +37,7 @@ from lensmux.daemon.mux.documents import ServerNotice
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.pending import Pending
 from lensmux.daemon.mux.positions import client_encoding
-from lensmux.daemon.mux.result_shape import HOVER_METHOD, SYMBOLS_METHOD, flat_symbols, shape_result
+from lensmux.daemon.mux.result_shape import SYMBOLS_METHOD
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
@@ -198,15 +199,7 @@ def _route_here(
     storable = instance.caching_allowed(method)
     hit = instance.cache.get(key)
     if hit is not None:
-        answer = Raw(hit)
-        if method == SYMBOLS_METHOD and key.uri is not None:
-            answer = flat_symbols(
-                answer, key.uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
-            )
-        if method in index_scope.METHODS:
-            answer = index_scope.for_client(instance, client, method, answer, key.uri)
-        if method == HOVER_METHOD:
-            answer = shape_result(method, answer, client.capabilities, plaintext_hover=instance.adapter.plaintext_hover)
+        answer = own_answer.for_client(instance, client, method, Raw(hit), key.uri)
         # What the server showed while it computed this answer, as it would have shown this client.
         instance.shown_progress.tell(client, method, request_progress.work_done_token(params))
         client.send(ev.response(env.id, answer))

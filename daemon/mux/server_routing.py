@@ -15,39 +15,23 @@ import msgspec
 from msgspec import UNSET, Raw
 
 from lensmux.daemon.mux import (
-    diagnostic_wording,
     diagnostics,
-    index_scope,
     notebooks,
+    own_answer,
     progress_routes,
     request_progress,
     server_requests,
 )
 from lensmux.daemon.mux.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.breaker import BreakerState
-from lensmux.daemon.mux.client_caps import declared
-from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
-from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.pending import Pending
-from lensmux.daemon.mux.result_shape import (
-    COMPLETION_METHODS,
-    EDIT_METHODS,
-    HOVER_METHOD,
-    SYMBOLS_METHOD,
-    flat_symbols,
-    shape_result,
-)
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
-
-_SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}
-_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD}
 
 
 class _ProgressHead(msgspec.Struct):
@@ -112,7 +96,7 @@ def route_response(instance: Instance, env: Envelope) -> None:
         entry.client = None
     if entry.followers and env.result is not UNSET:
         request_progress.tell_followers(instance, entry)
-    if env.result is not UNSET and (entry.method in _PER_CLIENT or _opener_scoped(instance, entry.method)):
+    if env.result is not UNSET and own_answer.differs_per_client(instance, entry.method):
         _answer_each(instance, entry, env.result)
         return
     body = ev.encode(Envelope(id=entry.client_id, result=env.result, error=env.error))
@@ -123,45 +107,14 @@ def route_response(instance: Instance, env: Envelope) -> None:
 
 
 def _answer_each(instance: Instance, entry: Pending, result: Raw) -> None:
-    """A result each asker gets in its own terms: its document versions, what it declared it can take."""
+    """A result each asker gets in its own terms (own_answer.py)."""
     askers = [(entry.client, entry.client_id)] if entry.client is not None else []
     for client, client_id in [*askers, *entry.followers]:
-        own = result
-        if entry.method in EDIT_RESULT_METHODS:
-            own = renumber_result(own, client_versions(instance.documents, client.id))
-        if entry.method in _SHAPED:
-            # What the server would have answered this client alone (snippets, documentChanges, hover format).
-            own = shape_result(
-                entry.method,
-                own,
-                client.capabilities,
-                edits_follow_caps=instance.adapter.edits_follow_client_caps,
-                plaintext_hover=instance.adapter.plaintext_hover,
-            )
-        if entry.diagnostics_back:
-            own = diagnostic_wording.result_to_client(own, entry.diagnostics_back)
-        if entry.method == CODE_ACTION and _takes_commands_only(instance, client):
-            own = ev.encode_value(instance.adapter.code_actions_as_commands(ev.decode_value(own) or []))
-        if entry.method == SYMBOLS_METHOD and entry.doc_uri is not None:
-            own = flat_symbols(
-                own, entry.doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers
-            )
-        if entry.method in index_scope.METHODS:
-            # Only what this client's own opens would have put in the server's index.
-            own = index_scope.for_client(instance, client, entry.method, own, entry.doc_uri)
+        own = own_answer.for_client(
+            instance, client, entry.method, result, entry.doc_uri, diagnostics_back=entry.diagnostics_back
+        )
         client.send(ev.response(client_id, own))
     entry.followers.clear()
-
-
-def _takes_commands_only(instance: Instance, client: ClientSession) -> bool:
-    """A client the server alone would answer code actions with Commands, not literals."""
-    return instance.adapter.code_actions_follow_client_caps and not declared(
-        client.capabilities, "textDocument.codeAction.codeActionLiteralSupport"
-    )
-
-
-def _opener_scoped(instance: Instance, method: str) -> bool:
-    return method in index_scope.METHODS and instance.adapter.scopes_to_opened_files(method)
 
 
 def _server_notification(instance: Instance, env: Envelope) -> None:
