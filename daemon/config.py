@@ -166,6 +166,10 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # not been measured together. A model without a shipped adapter runs without.
     query_adapter: bool = False
 
+    def query_adapter_before_load(self) -> str:
+        """What `lensmux status` says of the adapter until the model is loaded (then the model says)."""
+        return "on when the model loads" if self.query_adapter else "off"
+
 
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Daemon-wide settings."""

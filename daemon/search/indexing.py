@@ -315,7 +315,7 @@ class IndexService:
         if self._embedder is not None:
             state: str = self._embedder.info().query_adapter_state
             return state
-        return "on when the model loads" if self._config.embedding.query_adapter else "off"
+        return self._config.embedding.query_adapter_before_load()
 
     def _model_state_now(self) -> str:
         # A released model is loaded again by the next use, without passing through embedder().

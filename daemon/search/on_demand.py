@@ -161,5 +161,5 @@ class SearchOnDemand:
         if self.indexes is not None:
             return self.indexes.status()
         # IndexService's own answer with no root and no model (tests/daemon/test_search_on_demand.py).
-        adapter = "on when the model loads" if self._config.embedding.query_adapter else "off"
+        adapter = self._config.embedding.query_adapter_before_load()
         return {"model": {"state": "not loaded", "progress": None, "query_adapter": adapter}, "roots": []}
