@@ -110,14 +110,15 @@ class DocumentStore:
         item = params["textDocument"]
         uri, text = item["uri"], item.get("text", "")
         client_version = int(item.get("version", 0))
-        self._opened_by.setdefault(client, set()).add(file_key(uri))
+        key = file_key(uri)
+        self._opened_by.setdefault(client, set()).add(key)
         doc = self._docs.get(uri)
         if doc is None:
             pristine = disk_epoch if disk_text is not None and text == disk_text else None
             doc = Document(uri, item.get("languageId", ""), text, 1, pristine_epoch=pristine)
             doc.set_holder(client, client_version)
             self._docs[uri] = doc
-            self._at_server.add(file_key(uri))
+            self._at_server.add(key)
             return [ServerNotice("textDocument/didOpen", self._open_params(doc), pristine)]
         if doc.text == text or (disk_text is not None and text == disk_text):
             doc.set_holder(client, client_version)
