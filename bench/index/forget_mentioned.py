@@ -28,8 +28,8 @@ from typing import Any
 
 from bench import OUT_DIR as BENCH_OUT
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
-from lensmux.graph.index import learned
-from lensmux.graph.index.schema import DDL, LEARNED_DDL
+from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.schema import DDL, LEARNED_DDL
 
 SYMBOLS_PER_FILE = 10
 WORDS_PER_WRITE = 3000

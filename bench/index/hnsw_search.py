@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from bench.stats import percentile
-from lensmux.graph.index.vectors import HnswParams
+from lensmux.graph.index.sqlite.vectors import HnswParams
 
 Vectors = npt.NDArray[np.float32]
 K = 10

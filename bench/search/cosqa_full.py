@@ -175,7 +175,7 @@ def _hybrid(bench: Bench, queries: Sequence[str]) -> list[list[int | None]]:
         out: list[list[int | None]] = []
         for query in queries:
             request = SearchRequest(query=query, top_k=HYBRID_ANSWERS, config_overrides=Overrides(max_graph_depth=0))
-            response = await engine.search(request, view)  # type: ignore[arg-type]
+            response = await engine.search(request, view)
             out.append([_code_index(s.file_path) for s in response.ranked_symbols])
         return out
 

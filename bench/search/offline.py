@@ -25,7 +25,7 @@ import anyio
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import HnswParams, Store, VectorIndex
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
-from lensmux.graph.index.persistence import IndexFiles
+from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.search import GatewayError, HybridSearchEngine, Overrides, SearchConfig, SearchRequest
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.seeds import keyword_expression

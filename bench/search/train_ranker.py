@@ -85,7 +85,7 @@ def collect_rows(bench: Bench, config: SearchConfig) -> Rows:
     starts = [0]
     for item in bench.items:
         lsp = LspCalls(NullGateway(), root, max_in_flight=1, timeout=1.0)
-        ctx = QueryContext(item.query, store, vectors, Catalog(store, root), lsp, embed, config, settings)  # type: ignore[arg-type]
+        ctx = QueryContext(item.query, store, vectors, Catalog(store, root), lsp, embed, config, settings)
         rows = learning_rows(ctx)
         blocks.append(rows.matrix)
         for c in rows.candidates:

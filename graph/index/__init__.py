@@ -1,4 +1,4 @@
-"""Persistent per-root index: SQLite (files, symbols, chunks, FTS5) and hnswlib vectors."""
+"""Persistent per-root index behind one interface (interface.py); the embedded store is SQLite + hnswlib (sqlite/)."""
 
 from lensmux.graph.index.chunking import ChunkConfig, ChunkDraft, LspRange, ParsedSymbol
 from lensmux.graph.index.config import IndexConfig
@@ -11,12 +11,13 @@ from lensmux.graph.index.errors import (
     RootNotIndexed,
 )
 from lensmux.graph.index.indexer import Indexer
+from lensmux.graph.index.interface import IndexReader, IndexWriter, VectorReader, VectorWriter
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.progress import IndexStatus, ProgressSnapshot
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import ChunkRecord, FileRecord, IndexCounts, SymbolRecord
-from lensmux.graph.index.store import Store
-from lensmux.graph.index.vectors import HnswParams, VectorIndex
+from lensmux.graph.index.sqlite.store import Store
+from lensmux.graph.index.sqlite.vectors import HnswParams, VectorIndex
 
 __all__ = [
     "ChunkConfig",
@@ -30,9 +31,11 @@ __all__ = [
     "IndexCorrupt",
     "IndexCounts",
     "IndexLocked",
+    "IndexReader",
     "IndexSchemaMismatch",
     "IndexStatus",
     "IndexStoreError",
+    "IndexWriter",
     "Indexer",
     "LspRange",
     "ParsedSymbol",
@@ -42,5 +45,7 @@ __all__ = [
     "SymbolRecord",
     "SymbolSource",
     "VectorIndex",
+    "VectorReader",
+    "VectorWriter",
     "default_store_dir",
 ]

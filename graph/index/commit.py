@@ -13,9 +13,9 @@ import numpy.typing as npt
 
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import EmbeddingFailed
-from lensmux.graph.index.persistence import IndexFiles
 from lensmux.graph.index.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
 from lensmux.graph.index.protocols import Embedder
+from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.index.walk import WalkedFile
 
 Vectors = npt.NDArray[numpy.float32]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from lensmux.graph.index.chunking import ChunkConfig
 from lensmux.graph.index.order import FaultHold
-from lensmux.graph.index.vectors import HnswParams
+from lensmux.graph.index.sqlite.vectors import HnswParams
 from lensmux.graph.index.walk import DEFAULT_MAX_FILE_BYTES
 
 

@@ -17,6 +17,8 @@ _WORD = re.compile(r"\w+")
 # words with trailing digits (utf8Decode -> utf8, Decode), bare acronyms, bare numbers.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+\d*|[A-Z]+\d*|\d+")
 _MAX_QUERY_TERMS = 64
+# What a write "mentions" (graph/index/sqlite/learned.py forgets learned symbols by it).
+_MENTION = re.compile(r"[A-Za-z_]\w*")
 
 
 def split_identifier(word: str) -> list[str]:
@@ -65,3 +67,8 @@ def fts_match_query(query: str) -> str | None:
     # Quoting makes every term a plain string token, so operators such as AND, NEAR
     # or `-` typed by the user are just words.
     return " OR ".join('"' + term.replace('"', '""') + '"' for term in seen)
+
+
+def mentions(text: str) -> frozenset[str]:
+    """The identifiers a file's text spells."""
+    return frozenset(_MENTION.findall(text))

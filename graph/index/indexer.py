@@ -31,7 +31,6 @@ from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_err
 from lensmux.graph.index.languages import language_for
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.order import Focus, RunOrder, git_recent
-from lensmux.graph.index.persistence import IndexFiles
 from lensmux.graph.index.pipeline import Commit, FullRun
 from lensmux.graph.index.prepare import (
     BUFFER_MTIME_NS,
@@ -45,9 +44,10 @@ from lensmux.graph.index.prepare import (
 from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp
-from lensmux.graph.index.store import Store
+from lensmux.graph.index.sqlite.persistence import IndexFiles
+from lensmux.graph.index.sqlite.store import Store
+from lensmux.graph.index.sqlite.vectors import VectorIndex
 from lensmux.graph.index.updates import UpdateTickets
-from lensmux.graph.index.vectors import VectorIndex
 from lensmux.graph.index.walk import IgnoreRules, WalkedFile, walk_files
 from lensmux.graph.index.watch import run_watch
 

@@ -106,3 +106,13 @@ class IndexCounts:
     files: int
     symbols: int
     chunks: int
+
+
+class WriteResult:
+    """Chunk ids dropped by a write, and the new chunk ids per written file."""
+
+    __slots__ = ("new_chunk_ids", "removed_chunk_ids")
+
+    def __init__(self, removed: list[int], new: list[list[int]]) -> None:
+        self.removed_chunk_ids = removed
+        self.new_chunk_ids = new

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
-from lensmux.graph.index import ChunkRecord, FileRecord, LspRange, Store, SymbolRecord
+from lensmux.graph.index import ChunkRecord, FileRecord, IndexReader, LspRange, SymbolRecord
 from lensmux.graph.index.chunking import TYPE_KINDS, split_lines
 
 log = logging.getLogger(__name__)
@@ -83,9 +83,9 @@ def chunk_node(chunk: ChunkRecord) -> Node:
 
 
 class Catalog:
-    """Per-query memo over one root's Store."""
+    """Per-query memo over one root's index."""
 
-    def __init__(self, store: Store, root: Path) -> None:
+    def __init__(self, store: IndexReader, root: Path) -> None:
         self.store = store
         self.root = root
         self._lock = threading.Lock()

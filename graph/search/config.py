@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index import Store, VectorIndex
+from lensmux.graph.index import IndexReader, VectorReader
 from lensmux.graph.search.api import SearchRequest
 from lensmux.graph.search.catalog import Catalog
 from lensmux.graph.search.gateway import LspCalls
@@ -154,7 +154,7 @@ class SearchConfig:
     callable_references: bool = False
     # Call sites looked at when outgoing calls are derived from a symbol's text.
     max_derived_calls: int = 20
-    # Read and store what expansion learns in the index (graph/index/learned.py), and let
+    # Read and store what expansion learns in the index (graph/index/sqlite/learned.py), and let
     # the daemon learn ahead once no editor has sent anything for learn_quiet_s.
     learn_graph: bool = True
     learn_quiet_s: float = 5.0
@@ -214,8 +214,8 @@ class QueryContext:
     """One query's index, servers, memo and settings."""
 
     query: str
-    store: Store
-    vectors: VectorIndex
+    store: IndexReader
+    vectors: VectorReader
     catalog: Catalog
     lsp: LspCalls
     embed_query: EmbedQuery | None

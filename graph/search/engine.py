@@ -20,7 +20,7 @@ from typing import Protocol
 
 import anyio.to_thread
 
-from lensmux.graph.index import IndexStoreError, RootNotIndexed, Store, VectorIndex
+from lensmux.graph.index import IndexReader, IndexStoreError, RootNotIndexed, VectorReader
 from lensmux.graph.search.anchors import TIER_SYMBOL
 from lensmux.graph.search.api import (
     ClusterResult,
@@ -51,13 +51,13 @@ class SearchIndex(Protocol):
     """One root's index as the search reads it; lensmux.graph.index.Indexer is one."""
 
     @property
-    def store(self) -> Store:
-        """The SQLite side (RootNotIndexed when closed)."""
+    def store(self) -> IndexReader:
+        """Chunks, symbols, keywords and the learned graph (RootNotIndexed when closed)."""
         ...
 
     @property
-    def vectors(self) -> VectorIndex:
-        """The hnswlib side (RootNotIndexed when closed)."""
+    def vectors(self) -> VectorReader:
+        """The chunks' vectors (RootNotIndexed when closed)."""
         ...
 
 
@@ -97,7 +97,7 @@ class HybridSearchEngine:
             raise SearchFailed(f"reading the index of {store.root} failed: {exc}") from exc
 
     async def _search(
-        self, request: SearchRequest, store: Store, vectors: VectorIndex, indexing: bool, coverage: float
+        self, request: SearchRequest, store: IndexReader, vectors: VectorReader, indexing: bool, coverage: float
     ) -> SearchResponse:
         started = time.perf_counter()
         config = self.config

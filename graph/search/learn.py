@@ -2,7 +2,7 @@
 
 The daemon runs a round whenever its servers are quiet: it asks about the next symbols
 no search has needed yet, exactly as expansion would, and stores what was completely
-answered (memory.py, graph/index/learned.py). A later search reads those relations
+answered (memory.py, graph/index/sqlite/learned.py). A later search reads those relations
 instead of waiting for a server, so its expansion no longer depends on how busy the
 server is. Rounds go through the symbols in id order; the caller keeps the cursor.
 """

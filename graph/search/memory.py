@@ -1,4 +1,4 @@
-"""One expansion's view of the call graph the index has learned (graph/index/learned.py).
+"""One expansion's view of the call graph the index has learned (graph/index/sqlite/learned.py).
 
 Before asking a server about a symbol, the expansion reads what is stored for it; a
 symbol whose every request was answered, by a server whose cross-file answers are
@@ -14,7 +14,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lensmux.graph.index import IndexStoreError, Store
+from lensmux.graph.index import IndexReader, IndexStoreError
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 
 log = logging.getLogger(__name__)
@@ -44,7 +44,7 @@ def _relations(findings: Findings) -> list[tuple[str, int]] | None:
 class GraphMemory:
     """Reads learned relations for a frontier and collects the ones worth storing."""
 
-    def __init__(self, store: Store, catalog: Catalog, max_neighbors: int) -> None:
+    def __init__(self, store: IndexReader, catalog: Catalog, max_neighbors: int) -> None:
         self.store = store
         self.catalog = catalog
         self.max_neighbors = max_neighbors

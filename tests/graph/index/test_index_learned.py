@@ -6,8 +6,8 @@ import random
 import sqlite3
 from collections.abc import Collection
 
-from lensmux.graph.index import learned
-from lensmux.graph.index.schema import DDL, LEARNED_DDL
+from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.schema import DDL, LEARNED_DDL
 
 # Names that differ only in case (the name index is case-insensitive, the rule is not),
 # dunders of every length the old test `startswith("__") and endswith("__")` accepts or not.

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pytest
 
 from lensmux.graph.index import IndexCorrupt, VectorIndex
-from lensmux.graph.index.vectors import remove_stale_files
+from lensmux.graph.index.sqlite.vectors import remove_stale_files
 
 DIM = 16
 

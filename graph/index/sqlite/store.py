@@ -17,24 +17,15 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from lensmux.graph.index import learned
-from lensmux.graph.index.database import DB_NAME, open_database, translate_errors
 from lensmux.graph.index.identifiers import fts_document, fts_names
-from lensmux.graph.index.queries import StoreQueries
-from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer
-from lensmux.graph.index.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
+from lensmux.graph.index.interface import Learned
+from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer, WriteResult
+from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.database import DB_NAME, open_database, translate_errors
+from lensmux.graph.index.sqlite.queries import StoreQueries
+from lensmux.graph.index.sqlite.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
 
-__all__ = ["Store", "WriteResult"]
-
-
-class WriteResult:
-    """Chunk ids dropped by a write, and the new chunk ids per written file."""
-
-    __slots__ = ("new_chunk_ids", "removed_chunk_ids")
-
-    def __init__(self, removed: list[int], new: list[list[int]]) -> None:
-        self.removed_chunk_ids = removed
-        self.new_chunk_ids = new
+__all__ = ["Store"]
 
 
 class Store(StoreQueries):
@@ -163,7 +154,7 @@ class Store(StoreQueries):
 
     # -- the learned call graph (learned.py) ------------------------------------------
 
-    def recall_learned(self, symbol_ids: Iterable[int]) -> learned.Learned:
+    def recall_learned(self, symbol_ids: Iterable[int]) -> Learned:
         """The stored relations of those symbols that are learned."""
         with self._read() as conn:
             return learned.recall(conn, symbol_ids)

@@ -24,7 +24,7 @@ from lensmux.graph.index.errors import (
     IndexStoreError,
     RootNotIndexed,
 )
-from lensmux.graph.index.schema import (
+from lensmux.graph.index.sqlite.schema import (
     DDL,
     LEARNED_DDL,
     META_CHUNKS,

@@ -18,8 +18,8 @@ import numpy.typing as npt
 
 from lensmux.graph.index.errors import IndexCorrupt, IndexSchemaMismatch
 from lensmux.graph.index.records import VectorPointer
-from lensmux.graph.index.store import Store
-from lensmux.graph.index.vectors import HnswParams, VectorIndex, remove_stale_files
+from lensmux.graph.index.sqlite.store import Store
+from lensmux.graph.index.sqlite.vectors import HnswParams, VectorIndex, remove_stale_files
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS, LspRange
-from lensmux.graph.index.database import translate_errors
 from lensmux.graph.index.identifiers import fts_match_query
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
-from lensmux.graph.index.schema import BM25_WEIGHTS
+from lensmux.graph.index.sqlite.database import translate_errors
+from lensmux.graph.index.sqlite.schema import BM25_WEIGHTS
 
 _SYMBOL_COLUMNS = (
     "s.id, f.path, s.name, s.qualified_name, s.kind, s.detail, s.container, s.parent_id,"

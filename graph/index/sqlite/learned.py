@@ -15,28 +15,18 @@ What is forgotten is asked of the server again by the next search that needs it.
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS
+from lensmux.graph.index.identifiers import mentions
+from lensmux.graph.index.interface import RELATIONS, Learned
 
 __all__ = ["RELATIONS", "Learned", "forget_mentioned", "forget_related", "mentions"]
 
-# subject -> other: the subject calls other (outgoing, or derived from definitions),
-# other calls the subject, other references the subject (in its base list, for base_of).
-RELATIONS = frozenset({"calls", "calls_derived", "called_by", "referenced_by", "base_of"})
-_WORD = re.compile(r"[A-Za-z_]\w*")
 _KINDS = "(" + ",".join(f"'{k}'" for k in sorted(CHUNKED_KINDS)) + ")"
 _BATCH = 500
-
-Learned = dict[int, list[tuple[str, int]]]
-
-
-def mentions(text: str) -> frozenset[str]:
-    """The identifiers a file's text spells."""
-    return frozenset(_WORD.findall(text))
 
 
 def _marks(n: int) -> str:

@@ -69,7 +69,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(
 );
 """
 
-# The call graph the search learned from the language servers (graph/index/learned.py).
+# The call graph the search learned from the language servers (graph/index/sqlite/learned.py).
 # A `learned` row says: every relation of this symbol is in `learned_edges`. Both sides
 # are symbol ids, which a file's rewrite replaces, so the rows go with the symbols.
 LEARNED_DDL = """
