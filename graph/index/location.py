@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -27,3 +28,17 @@ def root_slug(root: Path) -> str:
 def default_store_dir(root: Path) -> Path:
     """$XDG_STATE_HOME/lensmux/roots/<slug>-<hash>/ for this root."""
     return state_home() / "lensmux" / "roots" / root_slug(root)
+
+
+def relative_to_root(root: Path, path: str | Path) -> str | None:
+    """The POSIX path of `path` relative to root (given relative or absolute under it), else None."""
+    p = Path(os.path.normpath(path))
+    if not p.is_absolute():
+        rel = p.as_posix()
+        return None if rel == ".." or rel.startswith("../") else rel
+    for base in (root, root.resolve()):
+        with contextlib.suppress(ValueError):
+            return p.relative_to(base).as_posix()
+    with contextlib.suppress(ValueError, OSError):
+        return p.resolve().relative_to(root).as_posix()
+    return None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Iterator
@@ -12,6 +11,7 @@ from typing import Any
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS, LspRange
 from lensmux.graph.index.identifiers import fts_match_query
+from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 from lensmux.graph.index.sqlite.database import translate_errors
 from lensmux.graph.index.sqlite.schema import BM25_WEIGHTS
@@ -62,16 +62,7 @@ class StoreQueries:
 
     def relative(self, path: str | Path) -> str | None:
         """The POSIX path relative to the root, or None when path is outside it."""
-        p = Path(os.path.normpath(path))
-        if not p.is_absolute():
-            rel = p.as_posix()
-            return None if rel == ".." or rel.startswith("../") else rel
-        for base in (self.root, self.root.resolve()):
-            with contextlib.suppress(ValueError):
-                return p.relative_to(base).as_posix()
-        with contextlib.suppress(ValueError, OSError):
-            return p.resolve().relative_to(self.root).as_posix()
-        return None
+        return relative_to_root(self.root, path)
 
     def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
         """BM25 over chunk names, paths and text: (chunk_id, score), best (highest) first."""

@@ -18,6 +18,8 @@ from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexReader, VectorReader
 from lensmux.graph.index.interface import KeywordTerm, keyword_terms
+from lensmux.graph.index.postgres.publish import copy_files, publish
+from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.search.query_text import keyword_expression
 
 pytestmark = pytest.mark.anyio
@@ -44,7 +46,7 @@ class Opened:
     rewrite: Callable[[str, str], Awaitable[None]]
 
 
-async def _sqlite(root: Path, state: Path) -> AsyncIterator[Opened]:
+async def _sqlite(root: Path, state: Path, request: pytest.FixtureRequest) -> AsyncIterator[Opened]:
     embedder = FakeEmbedder()
     async with Indexer(root, state, embedder, FakeSymbolSource()) as ix:
         await ix.index_all()
@@ -56,15 +58,38 @@ async def _sqlite(root: Path, state: Path) -> AsyncIterator[Opened]:
         yield Opened(ix.store, ix.vectors, rewrite)
 
 
-STORES: dict[str, Callable[[Path, Path], AbstractAsyncContextManager[Opened]]] = {
+async def _postgres(root: Path, state: Path, request: pytest.FixtureRequest) -> AsyncIterator[Opened]:
+    """The team store on a real PostgreSQL: the tree indexed locally, published, rewritten file by file."""
+    team = TeamStore(request.getfixturevalue("team_database"))
+    embedder = FakeEmbedder()
+    try:
+        async with Indexer(root, state, embedder, FakeSymbolSource()) as ix:
+            await ix.index_all()
+            published = publish(
+                team, root, ix.store, ix.vectors, repo="r0", commit="c1", model_id=ix.model_id, dim=embedder.dim
+            )
+            store, vectors = team.open(root, published.snapshot)
+
+            async def rewrite(rel: str, text: str) -> None:
+                (root / rel).write_text(text)
+                await ix.reindex_file(root / rel)
+                copy_files(ix.store, ix.vectors, store, vectors, [rel])
+
+            yield Opened(store, vectors, rewrite)
+    finally:
+        team.close()
+
+
+STORES: dict[str, Callable[[Path, Path, pytest.FixtureRequest], AbstractAsyncContextManager[Opened]]] = {
     "sqlite": asynccontextmanager(_sqlite),
+    "postgres": asynccontextmanager(_postgres),
 }
 
 
 @pytest.fixture(params=sorted(STORES))
 async def opened(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Opened]:
     write_files(tmp_path / "repo", FILES)
-    async with STORES[request.param](tmp_path / "repo", tmp_path / "state") as o:
+    async with STORES[request.param](tmp_path / "repo", tmp_path / "state", request) as o:
         yield o
 
 

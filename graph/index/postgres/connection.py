@@ -1,0 +1,84 @@
+"""Connections to the team store: libpq connection strings, bounded waits, errors in the index's terms.
+
+psycopg 3 speaks through libpq, so a DSN may name a service (`service=team`, from
+pg_service.conf) and passwords come from libpq's passfile (~/.pgpass, PGPASSFILE): lensmux's
+own files never hold one. Every connection has a connect timeout and a statement timeout,
+so an unreachable or stuck server costs a bounded wait, never a hung editor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+
+from lensmux.graph.index.errors import IndexStoreError
+
+__all__ = ["DSN_ENV", "Connection", "StoreUnreachable", "connect"]
+
+DSN_ENV = "LENSMUX_INDEX_DSN"
+CONNECT_TIMEOUT_S = 3
+STATEMENT_TIMEOUT_MS = 15_000
+
+
+class StoreUnreachable(IndexStoreError):
+    """The team store's server cannot be reached (or refused the connection)."""
+
+
+def connect(dsn: str, *, application: str = "lensmux") -> psycopg.Connection[Any]:
+    """An autocommit connection to dsn; StoreUnreachable when the server does not answer."""
+    try:
+        return psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=int(os.environ.get("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT_S)),
+            application_name=application,
+            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+        )
+    except psycopg.OperationalError as exc:
+        raise StoreUnreachable(f"team store unreachable: {_first_line(exc)}") from exc
+
+
+class Connection:
+    """One connection used from any thread, one statement (or transaction) at a time."""
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.raw = conn
+        # Re-entrant: a publisher holds one transaction around the writes of a whole snapshot.
+        self._lock = threading.RLock()
+
+    @contextlib.contextmanager
+    def use(self, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """The connection, held by this thread; psycopg errors become index errors."""
+        with self._lock, translate_errors(what):
+            yield self.raw
+
+    @contextlib.contextmanager
+    def transaction(self, what: str) -> Iterator[psycopg.Connection[Any]]:
+        """use() inside one transaction: committed when the block ends, rolled back if it raises."""
+        with self.use(what) as conn, conn.transaction():
+            yield conn
+
+    def close(self) -> None:
+        with self._lock:
+            self.raw.close()
+
+
+@contextlib.contextmanager
+def translate_errors(what: str) -> Iterator[None]:
+    """psycopg errors as the index's own: a lost server is StoreUnreachable, the rest IndexStoreError."""
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise StoreUnreachable(f"{what}: {_first_line(exc)}") from exc
+    except psycopg.Error as exc:
+        raise IndexStoreError(f"{what}: {_first_line(exc)}") from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,131 @@
+"""The learned call graph of one snapshot, as graph/index/sqlite/learned.py keeps it for the embedded store.
+
+Rows cascade with the symbols they name; a write of files forgets, in the same transaction,
+what the write may have changed (the subjects related to a rewritten file's symbols, and
+those whose name, or for a dunder or operator their class's, the written text spells).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
+
+import psycopg
+
+from lensmux.graph.index.chunking import CHUNKED_KINDS
+from lensmux.graph.index.interface import Learned
+
+_KINDS = sorted(CHUNKED_KINDS)
+
+
+def recall(conn: psycopg.Connection[Any], snapshot: int, ids: Iterable[int]) -> Learned:
+    """The stored relations of those of `ids` that are learned, in the order they were stored."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    out: Learned = {}
+    for (subject,) in conn.execute(
+        "SELECT symbol_id FROM lensmux.learned WHERE snapshot = %s AND symbol_id = ANY(%s)", (snapshot, wanted)
+    ):
+        out[int(subject)] = []
+    rows = conn.execute(
+        "SELECT subject_id, relation, other_id FROM lensmux.learned_edges"
+        " WHERE snapshot = %s AND subject_id = ANY(%s) ORDER BY subject_id, rank",
+        (snapshot, wanted),
+    )
+    for subject, relation, other in rows:
+        out[int(subject)].append((str(relation), int(other)))
+    return out
+
+
+def remember(
+    conn: psycopg.Connection[Any], snapshot: int, repo: str, learned: Mapping[int, Sequence[tuple[str, int]]]
+) -> int:
+    """Store each subject's relations, replacing what it had; subjects naming a vanished symbol are skipped."""
+    involved = sorted({i for subject, rel in learned.items() for i in (subject, *(other for _, other in rel))})
+    alive = {
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM lensmux.symbols WHERE snapshot = %s AND id = ANY(%s)", (snapshot, involved)
+        )
+    }
+    now = time.time()
+    stored = 0
+    with conn.cursor() as cur:
+        for subject, relations in learned.items():
+            if subject not in alive or any(other not in alive for _, other in relations):
+                continue
+            cur.execute(
+                "INSERT INTO lensmux.learned(symbol_id, snapshot, repo, learned_at) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (symbol_id) DO UPDATE SET learned_at = excluded.learned_at",
+                (subject, snapshot, repo, now),
+            )
+            cur.execute("DELETE FROM lensmux.learned_edges WHERE subject_id = %s", (subject,))
+            cur.executemany(
+                "INSERT INTO lensmux.learned_edges(subject_id, snapshot, repo, relation, other_id, rank)"
+                " VALUES (%s, %s, %s, %s, %s, %s)",
+                [(subject, snapshot, repo, relation, other, rank) for rank, (relation, other) in enumerate(relations)],
+            )
+            stored += 1
+    return stored
+
+
+def forget_related(conn: psycopg.Connection[Any], file_id: int) -> None:
+    """Forget every subject related to a symbol of the file (call before its symbols go)."""
+    conn.execute(
+        "DELETE FROM lensmux.learned WHERE symbol_id IN (SELECT e.subject_id FROM lensmux.learned_edges e"
+        " JOIN lensmux.symbols s ON s.id = e.other_id WHERE s.file_id = %s)",
+        (file_id,),
+    )
+
+
+def forget_mentioned(conn: psycopg.Connection[Any], snapshot: int, words: Collection[str]) -> int:
+    """Forget every learned subject whose name (or, for a dunder or operator, its class's) is in words."""
+    if not words:
+        return 0
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM lensmux.learned WHERE snapshot = %s)", (snapshot,)).fetchone()
+    if not row or not row[0]:
+        return 0
+    named = [
+        int(r[0])
+        for r in conn.execute(
+            "SELECT id FROM lensmux.symbols WHERE snapshot = %s AND lower(name) = ANY(%s) AND name = ANY(%s)",
+            (snapshot, sorted({w.lower() for w in words}), sorted(words)),
+        )
+    ]
+    if not named:
+        return 0
+    members = conn.execute("SELECT id, name, kind FROM lensmux.symbols WHERE parent_id = ANY(%s)", (named,)).fetchall()
+    candidates = named + [int(i) for i, name, kind in members if _implicit(name, kind)]
+    gone = conn.execute(
+        "DELETE FROM lensmux.learned WHERE symbol_id = ANY(%s) RETURNING symbol_id", (candidates,)
+    ).fetchall()
+    return len(gone)
+
+
+def _implicit(name: str, kind: str) -> bool:
+    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`)."""
+    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
+
+
+def unlearned(conn: psycopg.Connection[Any], snapshot: int, after_id: int, limit: int) -> list[int]:
+    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned."""
+    rows = conn.execute(
+        "SELECT s.id FROM lensmux.symbols s WHERE s.snapshot = %s AND s.id > %s AND s.kind = ANY(%s)"
+        " AND NOT EXISTS (SELECT 1 FROM lensmux.learned l WHERE l.symbol_id = s.id) ORDER BY s.id LIMIT %s",
+        (snapshot, after_id, _KINDS, limit),
+    )
+    return [int(r[0]) for r in rows]
+
+
+def counts(conn: psycopg.Connection[Any], snapshot: int) -> tuple[int, int]:
+    """(learned, learnable) symbols."""
+    row = conn.execute(
+        "SELECT (SELECT count(*) FROM lensmux.symbols WHERE snapshot = %(s)s AND kind = ANY(%(k)s)),"
+        " (SELECT count(*) FROM lensmux.learned l JOIN lensmux.symbols s ON s.id = l.symbol_id"
+        "  WHERE l.snapshot = %(s)s AND s.kind = ANY(%(k)s))",
+        {"s": snapshot, "k": _KINDS},
+    ).fetchone()
+    assert row is not None  # an aggregate always returns a row
+    return int(row[1]), int(row[0])

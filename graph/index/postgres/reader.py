@@ -1,0 +1,218 @@
+"""What search reads from one snapshot (repository, commit) of the team store.
+
+The same questions, orders and tie-breaks as graph/index/sqlite/queries.py, over rows
+filtered by snapshot; row-level security limits them further to the repositories the
+connected role was granted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import Any
+
+from lensmux.graph.index.chunking import CHUNKED_KINDS, LspRange
+from lensmux.graph.index.identifiers import fts_match_query
+from lensmux.graph.index.interface import Learned
+from lensmux.graph.index.location import relative_to_root
+from lensmux.graph.index.postgres import keyword, learned
+from lensmux.graph.index.postgres.connection import Connection
+from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
+
+_SYMBOL_COLUMNS = (
+    "s.id, f.path, s.name, s.qualified_name, s.kind, s.detail, s.container, s.parent_id,"
+    " s.depth, s.start_line, s.start_char, s.end_line, s.end_char,"
+    " s.sel_start_line, s.sel_start_char, s.sel_end_line, s.sel_end_char"
+)
+_CHUNK_COLUMNS = "c.id, f.path, f.language, c.symbol_id, c.kind, c.name, c.start_line, c.end_line, c.text, c.tokens"
+_FILE_COLUMNS = "id, path, language, sha256, mtime_ns, size, structure, indexed_at"
+_CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM lensmux.chunks c JOIN lensmux.files f ON f.id = c.file_id"
+_SYMBOLS = f"SELECT {_SYMBOL_COLUMNS} FROM lensmux.symbols s JOIN lensmux.files f ON f.id = s.file_id"
+_DEFINITION_KINDS = sorted(CHUNKED_KINDS)
+
+
+def symbol_record(row: tuple[Any, ...]) -> SymbolRecord:
+    ints = [int(v) for v in row[9:17]]
+    return SymbolRecord(
+        id=int(row[0]),
+        path=str(row[1]),
+        name=str(row[2]),
+        qualified_name=str(row[3]),
+        kind=str(row[4]),
+        detail=row[5],
+        container=row[6],
+        parent_id=None if row[7] is None else int(row[7]),
+        depth=int(row[8]),
+        range=LspRange(*ints[:4]),
+        selection_range=LspRange(*ints[4:]),
+    )
+
+
+def chunk_record(row: tuple[Any, ...]) -> ChunkRecord:
+    return ChunkRecord(*row)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class SnapshotQueries:
+    """The read half of one snapshot's store; paths may be relative to the root or absolute under it."""
+
+    def __init__(self, root: Path, snapshot: int, reader: Connection) -> None:
+        self.root = root
+        self.snapshot = snapshot
+        self._reader = reader
+
+    def relative(self, path: str | Path) -> str | None:
+        """The POSIX path relative to the root, or None when path is outside it."""
+        return relative_to_root(self.root, path)
+
+    def _rows(self, what: str, query: str, params: Any) -> list[tuple[Any, ...]]:
+        with self._reader.use(what) as conn:
+            return conn.execute(query, params).fetchall()
+
+    def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
+        """BM25 over chunk names, paths and text: (chunk_id, score), best (highest) first."""
+        match = fts_match_query(query)
+        return [] if match is None else self.fts_search(match, k)
+
+    def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
+        """FTS5's bm25() over the postings (terms.py, keyword.py), highest first."""
+        if k <= 0:
+            return []
+        with self._reader.use("keyword search") as conn:
+            return keyword.bm25(conn, self.snapshot, match, k)
+
+    def lookup_symbols(self, name: str, limit: int = 50) -> list[SymbolRecord]:
+        """Symbols named name: exact, then case-insensitive, then qualified-suffix matches (as the embedded store)."""
+        wanted = name.strip().replace("::", ".")
+        if not wanted:
+            return []
+        last = wanted.rsplit(".", 1)[-1]
+        params = {
+            "s": self.snapshot,
+            "q": wanted,
+            "last": last,
+            "suffix": "%." + _like_escape(wanted),
+            "limit": limit,
+            "kinds": _DEFINITION_KINDS,
+        }
+        if "." in wanted:
+            where = (
+                "lower(s.name) = lower(%(last)s) AND (lower(s.qualified_name) = lower(%(q)s)"
+                " OR s.qualified_name LIKE %(suffix)s)"
+            )
+        else:
+            where = "lower(s.name) = lower(%(q)s)"
+        query = (
+            f"{_SYMBOLS} WHERE s.snapshot = %(s)s AND {where} ORDER BY"
+            " CASE WHEN s.qualified_name = %(q)s THEN 0 WHEN s.name = %(q)s THEN 1"
+            "      WHEN lower(s.qualified_name) = lower(%(q)s) THEN 2 ELSE 3 END,"
+            ' s.kind <> ALL(%(kinds)s), f.path COLLATE "C", s.start_line LIMIT %(limit)s'
+        )
+        return [symbol_record(r) for r in self._rows("look up symbols", query, params)]
+
+    def files_matching(self, path_fragment: str, limit: int = 50) -> list[FileRecord]:
+        """Indexed files whose path contains the fragment (case-insensitive); exact names first."""
+        fragment = path_fragment.strip().strip("/")
+        if not fragment:
+            return []
+        query = (
+            f"SELECT {_FILE_COLUMNS} FROM lensmux.files WHERE snapshot = %(s)s"
+            " AND strpos(lower(path), lower(%(f)s)) > 0"
+            " ORDER BY path = %(f)s DESC, right(path, length(%(f)s) + 1) = '/' || %(f)s DESC,"
+            ' length(path), path COLLATE "C" LIMIT %(limit)s'
+        )
+        rows = self._rows("match files", query, {"s": self.snapshot, "f": fragment, "limit": limit})
+        return [FileRecord(*r) for r in rows]
+
+    def file(self, path: str | Path) -> FileRecord | None:
+        """One indexed file."""
+        rows = self._rows(
+            "read file",
+            f"SELECT {_FILE_COLUMNS} FROM lensmux.files WHERE snapshot = %s AND path = %s",
+            (self.snapshot, self.relative(path)),
+        )
+        return FileRecord(*rows[0]) if rows else None
+
+    def chunk(self, chunk_id: int) -> ChunkRecord | None:
+        """One chunk by id (= vector label)."""
+        found = self.chunks([chunk_id])
+        return found[0] if found else None
+
+    def chunks(self, chunk_ids: Iterable[int]) -> list[ChunkRecord]:
+        """Several chunks at once, in the order asked; ids that no longer exist are skipped."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        if not wanted:
+            return []
+        rows = self._rows("read chunks", f"{_CHUNKS} WHERE c.snapshot = %s AND c.id = ANY(%s)", (self.snapshot, wanted))
+        found = {int(r[0]): chunk_record(r) for r in rows}
+        return [found[i] for i in wanted if i in found]
+
+    def chunks_in_file(self, path: str | Path) -> list[ChunkRecord]:
+        """A file's chunks in line order."""
+        rows = self._rows(
+            "read a file's chunks",
+            f"{_CHUNKS} WHERE c.snapshot = %s AND f.path = %s ORDER BY c.start_line, c.id",
+            (self.snapshot, self.relative(path)),
+        )
+        return [chunk_record(r) for r in rows]
+
+    def chunks_for_symbol(self, symbol_id: int) -> list[ChunkRecord]:
+        """The chunk(s) made from one symbol (several when it was split into windows)."""
+        rows = self._rows(
+            "read a symbol's chunks",
+            f"{_CHUNKS} WHERE c.snapshot = %s AND c.symbol_id = %s ORDER BY c.start_line",
+            (self.snapshot, symbol_id),
+        )
+        return [chunk_record(r) for r in rows]
+
+    def symbol(self, symbol_id: int) -> SymbolRecord | None:
+        """One symbol by id."""
+        rows = self._rows("read symbol", f"{_SYMBOLS} WHERE s.snapshot = %s AND s.id = %s", (self.snapshot, symbol_id))
+        return symbol_record(rows[0]) if rows else None
+
+    def symbols_in_file(self, path: str | Path) -> list[SymbolRecord]:
+        """A file's symbols in document order (parents before children)."""
+        rows = self._rows(
+            "read a file's symbols",
+            f"{_SYMBOLS} WHERE s.snapshot = %s AND f.path = %s ORDER BY s.start_line, s.start_char, s.depth",
+            (self.snapshot, self.relative(path)),
+        )
+        return [symbol_record(r) for r in rows]
+
+    def enclosing_symbol(
+        self, path: str | Path, line: int, kinds: Collection[str] | None = None
+    ) -> SymbolRecord | None:
+        """The innermost symbol whose range holds the 0-based line, optionally of given kinds."""
+        params: dict[str, Any] = {"s": self.snapshot, "p": self.relative(path), "l": line}
+        kind_filter = ""
+        if kinds is not None:
+            kind_filter = " AND s.kind = ANY(%(kinds)s)"
+            params["kinds"] = list(kinds)
+        rows = self._rows(
+            "find enclosing symbol",
+            f"{_SYMBOLS} WHERE s.snapshot = %(s)s AND f.path = %(p)s AND s.start_line <= %(l)s"
+            " AND (s.end_line > %(l)s OR (s.end_line = %(l)s AND (s.end_char > 0 OR s.end_line = s.start_line)))"
+            f"{kind_filter} ORDER BY s.depth DESC, s.end_line - s.start_line, s.start_line DESC LIMIT 1",
+            params,
+        )
+        return symbol_record(rows[0]) if rows else None
+
+    # -- the learned call graph ------------------------------------------------------
+
+    def recall_learned(self, symbol_ids: Iterable[int]) -> Learned:
+        """The stored relations of those symbols that are learned."""
+        with self._reader.use("recall learned relations") as conn:
+            return learned.recall(conn, self.snapshot, symbol_ids)
+
+    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
+        """Symbols a search expands whose relations are not learned yet, in id order."""
+        with self._reader.use("list unlearned symbols") as conn:
+            return learned.unlearned(conn, self.snapshot, after_id, limit)
+
+    def learned_counts(self) -> tuple[int, int]:
+        """(learned, learnable) symbols."""
+        with self._reader.use("count learned symbols") as conn:
+            return learned.counts(conn, self.snapshot)

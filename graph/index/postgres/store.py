@@ -1,0 +1,53 @@
+"""The team store as a whole: its connections, and one snapshot's store and vectors opened on them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lensmux.graph.index.errors import IndexSchemaMismatch
+from lensmux.graph.index.postgres.connection import Connection, connect
+from lensmux.graph.index.postgres.schema import SCHEMA_VERSION, schema_version
+from lensmux.graph.index.postgres.snapshots import Snapshot, ancestors, find_published, repository_id
+from lensmux.graph.index.postgres.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.writer import SnapshotStore
+
+__all__ = ["TeamStore"]
+
+
+class TeamStore:
+    """One database of the team store: a reading and a writing connection, shared by its snapshots."""
+
+    def __init__(self, dsn: str, *, application: str = "lensmux") -> None:
+        self.dsn = dsn
+        self.reader = Connection(connect(dsn, application=application))
+        try:
+            self._check_schema()
+            self.writer = Connection(connect(dsn, application=application))
+        except BaseException:
+            self.reader.close()
+            raise
+
+    def _check_schema(self) -> None:
+        with self.reader.use("check schema") as conn:
+            found = schema_version(conn)
+        if found != SCHEMA_VERSION:
+            raise IndexSchemaMismatch(f"team store schema is {found}, lensmux needs {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        """Close both connections."""
+        self.reader.close()
+        self.writer.close()
+
+    def open(self, root: Path, snapshot: Snapshot, *, ef_search: int = 64) -> tuple[SnapshotStore, SnapshotVectors]:
+        """The IndexWriter and VectorWriter of one snapshot, with paths relative to root."""
+        store = SnapshotStore(root.resolve(), snapshot.id, snapshot.repo, reader=self.reader, writer=self.writer)
+        vectors = SnapshotVectors(
+            snapshot.id, snapshot.dim, reader=self.reader, writer=self.writer, ef_search=ef_search
+        )
+        return store, vectors
+
+    def nearest_published(self, root: Path, model_id: str) -> Snapshot | None:
+        """The published snapshot of the nearest ancestor of root's HEAD (HEAD included), for this model."""
+        repo = repository_id(root)
+        with self.reader.use("find published snapshot") as conn:
+            return find_published(conn, repo, ancestors(root), model_id)

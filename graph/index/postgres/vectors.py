@@ -1,0 +1,122 @@
+"""Vectors of one snapshot in pgvector: the `embedding` column of its chunks, searched through HNSW.
+
+Labels are chunk ids, as in the embedded store. Vectors are stored normalised, so cosine
+similarity is 1 - pgvector's cosine distance, as hnswlib's. The HNSW index of the model's
+dimension (schema.py) covers every snapshot; a search of one snapshot uses pgvector's
+iterative index scan so that filtering to it does not cut the answer short.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import numpy
+import numpy.typing as npt
+from psycopg import sql
+
+from lensmux.graph.index.postgres.connection import Connection
+from lensmux.graph.index.postgres.schema import vector_cast
+
+__all__ = ["SnapshotVectors", "normalised", "parse_vector", "vector_text"]
+
+
+def vector_text(vector: npt.NDArray[numpy.float32]) -> str:
+    """pgvector's text form of a vector (float32 values round-trip exactly)."""
+    return "[" + ",".join(repr(float(x)) for x in numpy.asarray(vector, dtype=numpy.float32)) + "]"
+
+
+def parse_vector(text: str) -> npt.NDArray[numpy.float32]:
+    """The vector pgvector's text form spells."""
+    return numpy.array([float(x) for x in text.strip("[]").split(",")], dtype=numpy.float32)
+
+
+def normalised(matrix: npt.NDArray[numpy.float32]) -> npt.NDArray[numpy.float32]:
+    """Rows scaled to unit length (zero rows stay zero), as hnswlib's cosine space stores them."""
+    data = numpy.asarray(matrix, dtype=numpy.float32)
+    norms = numpy.linalg.norm(data, axis=1, keepdims=True)
+    return numpy.asarray(data / numpy.where(norms == 0, 1, norms), dtype=numpy.float32)
+
+
+class SnapshotVectors:
+    """The VectorWriter of one snapshot."""
+
+    def __init__(self, snapshot: int, dim: int, *, reader: Connection, writer: Connection, ef_search: int = 64) -> None:
+        self.snapshot = snapshot
+        self.dim = dim
+        self.ef_search = ef_search
+        self._reader = reader
+        self._writer = writer
+
+    def __len__(self) -> int:
+        with self._reader.use("count vectors") as conn:
+            row = conn.execute(
+                "SELECT count(*) FROM lensmux.chunks WHERE snapshot = %s AND embedding IS NOT NULL", (self.snapshot,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def __contains__(self, label: object) -> bool:
+        if not isinstance(label, int):
+            return False
+        with self._reader.use("find vector") as conn:
+            row = conn.execute(
+                "SELECT 1 FROM lensmux.chunks WHERE snapshot = %s AND id = %s AND embedding IS NOT NULL",
+                (self.snapshot, label),
+            ).fetchone()
+        return row is not None
+
+    def search(self, vector: npt.NDArray[numpy.float32], k: int, ef: int | None = None) -> list[tuple[int, float]]:
+        """(chunk id, cosine similarity), most similar first, at most k."""
+        if k <= 0:
+            return []
+        cast = vector_cast(self.dim)
+        query = sql.SQL(
+            "SELECT id, 1 - ({cast} <=> %(q)s::vector({dim})) AS similarity FROM lensmux.chunks"
+            " WHERE snapshot = %(s)s AND vector_dims(embedding) = {dim}"
+            " ORDER BY {cast} <=> %(q)s::vector({dim}) LIMIT %(k)s"
+        ).format(cast=cast, dim=sql.Literal(self.dim))
+        params = {"q": vector_text(normalised(numpy.asarray(vector).reshape(1, -1))[0]), "s": self.snapshot, "k": k}
+        with self._reader.transaction("vector search") as conn:
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef or self.ef_search, k))))
+            # Keep scanning the graph until k rows of this snapshot are found, in exact order.
+            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            rows = conn.execute(query, params).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def add(self, labels: Iterable[int], vectors: npt.NDArray[numpy.float32]) -> None:
+        """Insert (or replace) vectors under the given labels (chunks of this snapshot)."""
+        ids = [int(i) for i in labels]
+        if not ids:
+            return
+        data = normalised(numpy.asarray(vectors, dtype=numpy.float32).reshape(len(ids), self.dim))
+        with self._writer.transaction("add vectors") as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE lensmux.chunks SET embedding = %s::vector WHERE snapshot = %s AND id = %s",
+                [(vector_text(row), self.snapshot, i) for i, row in zip(ids, data, strict=True)],
+            )
+
+    def remove(self, labels: Iterable[int]) -> int:
+        """Forget labels; unknown ones are ignored. Returns how many were stored."""
+        ids = [int(i) for i in labels]
+        if not ids:
+            return 0
+        with self._writer.transaction("remove vectors") as conn:
+            cur = conn.execute(
+                "UPDATE lensmux.chunks SET embedding = NULL WHERE snapshot = %s AND id = ANY(%s)"
+                " AND embedding IS NOT NULL",
+                (self.snapshot, ids),
+            )
+            return cur.rowcount
+
+    def vectors(self, labels: Iterable[int]) -> dict[int, npt.NDArray[numpy.float32]]:
+        """Stored (normalised) vectors of the labels among those given."""
+        ids = [int(i) for i in labels]
+        if not ids:
+            return {}
+        with self._reader.use("read vectors") as conn:
+            rows: list[Any] = conn.execute(
+                "SELECT id, embedding::text FROM lensmux.chunks WHERE snapshot = %s AND id = ANY(%s)"
+                " AND embedding IS NOT NULL",
+                (self.snapshot, ids),
+            ).fetchall()
+        return {int(r[0]): parse_vector(r[1]) for r in rows}

@@ -1,0 +1,92 @@
+"""The team store ranks keywords as the embedded store does: FTS5's BM25, computed in SQL (issue 24).
+
+The same tree is indexed once, published to a real PostgreSQL, and every query is asked of
+both stores: the same chunks must come back in the same order with the same scores (ties
+may be listed in either order; ids differ between stores, so chunks are compared by file,
+line and name).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
+from support.projects import write_files
+
+from lensmux.graph.index import Indexer, IndexReader
+from lensmux.graph.index.postgres.publish import publish
+from lensmux.graph.index.postgres.store import TeamStore
+from lensmux.graph.search.query_text import keyword_expression
+
+pytestmark = pytest.mark.anyio
+
+TREE = {
+    **{f"pkg/mod_{i}.py": module_text(i) for i in range(40)},
+    "pkg/upload.py": (
+        "import time\n\n\nclass Uploader:\n    def send(self, blob):\n        self.backoff_send(blob)\n\n"
+        "    def backoff_send(self, blob):\n        time.sleep(1)\n        self.backoff_send_later(blob)\n\n\n"
+        "def retry_upload(data):\n    return Uploader().send(data)\n"
+    ),
+    "pkg/café.py": "def crème_brûlée(naïve):\n    return naïve  # Ünïcode words fold as FTS5 folds them\n",
+    "docs/retry.md": "# Retry policy\n\nWe use backoff. Backoff doubles. Retries retry retrying.\n",
+}
+
+QUERIES = [
+    "backoff send",
+    "retry upload policy",
+    "compute value worker",
+    "run task basename path",
+    "Worker17 counter",
+    "LIMIT_3 compute_value_3",
+    "creme brulee naive",
+    "café unicode",
+    "retries",  # a prefix term (stems end in `*`)
+    "os path count self",  # words in nearly every chunk: IDF clamped at FTS5's floor
+    "nothing matches zzzz",
+]
+
+
+def _ranked(store: IndexReader, expression: str) -> list[tuple[float, tuple[str, int, str]]]:
+    out = []
+    for chunk_id, score in store.fts_search(expression, 60):
+        chunk = store.chunk(chunk_id)
+        assert chunk is not None
+        out.append((score, (chunk.path, chunk.start_line, chunk.name)))
+    return out
+
+
+def _by_score(ranked: list[tuple[float, tuple[str, int, str]]]) -> list[tuple[float, list[tuple[str, int, str]]]]:
+    """Chunks grouped by equal score, best first; the group cut by the limit is compared by its size only."""
+    groups: dict[float, list[tuple[str, int, str]]] = {}
+    for score, key in ranked:
+        groups.setdefault(round(score, 9), []).append(key)
+    out = [(score, sorted(keys)) for score, keys in groups.items()]
+    if out:
+        out[-1] = (out[-1][0], [("tied at the cut", len(out[-1][1]), "")])
+    return out
+
+
+async def test_keyword_ranking_and_scores_match_the_embedded_store(tmp_path: Path, team_database: str) -> None:
+    root = write_files(tmp_path / "repo", TREE)
+    embedder = FakeEmbedder()
+    team = TeamStore(team_database)
+    try:
+        async with Indexer(root, tmp_path / "state", embedder, FakeSymbolSource()) as ix:
+            await ix.index_all()
+            published = publish(
+                team, root, ix.store, ix.vectors, repo="r", commit="c", model_id=ix.model_id, dim=embedder.dim
+            )
+            store, _ = team.open(root, published.snapshot)
+            assert published.chunks == ix.store.counts().chunks
+            compared = 0
+            for query in QUERIES:
+                expression = keyword_expression(query)
+                assert expression is not None
+                embedded, shared = _ranked(ix.store, expression), _ranked(store, expression)
+                assert [s for s, _ in shared] == pytest.approx([s for s, _ in embedded], rel=1e-9), query
+                assert _by_score(shared) == _by_score(embedded), query
+                compared += len(embedded)
+            assert compared > 100, "the queries must reach many chunks to compare"
+    finally:
+        team.close()
