@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.resources
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -191,10 +192,38 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     memory: MemoryConfig = msgspec.field(default_factory=MemoryConfig)
 
 
+# libpq keywords and URI parts that carry a secret: lensmux's own files never hold one.
+_SECRET = re.compile(r"(^|\s)password\s*=|^postgres(ql)?://[^/@?#]*:[^/@?#]*@", re.IGNORECASE)
+INDEX_DSN_ENV = "LENSMUX_INDEX_DSN"
+
+
+class IndexStoreConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[index]`: where indexes live. "sqlite" (the default) keeps one per root on this machine;
+    "postgres" also reads a team's published indexes from PostgreSQL (README, "A team's index").
+
+    `dsn` is a libpq connection string or `service=NAME`; LENSMUX_INDEX_DSN overrides it. It
+    must not hold a password: libpq's passfile (~/.pgpass) and service file do that.
+    """
+
+    store: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: str = ""
+
+    def __post_init__(self) -> None:
+        if _SECRET.search(self.dsn):
+            raise ValueError("`dsn` must not hold a password; use libpq's passfile (~/.pgpass) or a service file")
+
+    def team_dsn(self) -> str | None:
+        """The team store's DSN when the store is "postgres" (LENSMUX_INDEX_DSN first), else None."""
+        if self.store != "postgres":
+            return None
+        return os.environ.get(INDEX_DSN_ENV) or self.dsn or None
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """The whole configuration."""
 
     daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
+    index: IndexStoreConfig = msgspec.field(default_factory=IndexStoreConfig)
     servers: dict[str, ServerConfig] = {}
     source: str = "<embedded defaults>"
 

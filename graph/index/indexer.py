@@ -14,9 +14,10 @@ IndexFiles.open reconciles the rest.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from types import TracebackType
@@ -25,6 +26,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
+from lensmux.graph.index.baseline import unchanged
 from lensmux.graph.index.commit import BatchWriter, Embedded
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
@@ -91,6 +93,15 @@ class Indexer:
         self._changed = anyio.Event()
         # Edits, saves and file events from when the daemon learns of them to their commit.
         self.updates = UpdateTickets()
+        # A team's published index this root overlays (graph/index/overlay.py): path -> sha256 of
+        # its files. Files with that content are not indexed here; `absent` are its files this
+        # tree does not have. None: index every file.
+        self.baseline: Mapping[str, str] | None = None
+        self.absent: set[str] = set()
+
+    def local_paths(self) -> set[str]:
+        """The files the shared index must not answer for: those indexed here and those this tree lacks."""
+        return set(self.store.file_stamps()) | self.absent
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -209,6 +220,8 @@ class Indexer:
         self.rules.invalidate()
         walked = await anyio.to_thread.run_sync(walk_files, self.rules, self.config.max_file_bytes)
         known = await anyio.to_thread.run_sync(self.store.file_stamps)
+        if self.baseline is not None:
+            walked = await anyio.to_thread.run_sync(self._not_in_baseline, walked)
         present = {w.rel for w in walked}
         todo = [w for w in walked if _needs_work(w, known.get(w.rel))]
         recent = await anyio.to_thread.run_sync(git_recent, self.root) if todo else []
@@ -230,6 +243,13 @@ class Indexer:
             self.progress.advance(1, 0)
         await self.save_vectors()
         self.progress.finish()
+
+    def _not_in_baseline(self, walked: list[WalkedFile]) -> list[WalkedFile]:
+        """The walked files whose content the baseline does not have; notes the baseline's absent files."""
+        baseline = self.baseline or {}
+        same = unchanged(self.root, (w.rel for w in walked), baseline, self.config.max_file_bytes)
+        self.absent = set(baseline) - {w.rel for w in walked}
+        return [w for w in walked if w.rel not in same]
 
     async def _prepare(self, walked: WalkedFile, known: FileStamp | None) -> Outcome:
         return await prepare_file(
@@ -276,7 +296,16 @@ class Indexer:
                 walked = await anyio.to_thread.run_sync(stat_walked, self.root, rel, language)
             if walked is None or walked.size > self.config.max_file_bytes:
                 await self.remove_file(rel)
+                if self.baseline is not None and rel in self.baseline:
+                    self.absent.add(rel)
                 return False
+            if self.baseline is not None:
+                self.absent.discard(rel)
+                if await anyio.to_thread.run_sync(
+                    unchanged, self.root, [rel], self.baseline, self.config.max_file_bytes
+                ):
+                    await self.remove_file(rel)  # back to the shared content: the shared rows answer
+                    return False
             outcome = await self._prepare(walked, await self._known(rel))
             if not await self._batch_writer.commit([outcome]):
                 self._changed.set()
@@ -298,6 +327,10 @@ class Indexer:
 
     async def _reindex_text(self, walked: WalkedFile, text: str) -> bool:
         rel = walked.rel
+        shared = self.baseline.get(rel) if self.baseline is not None else None
+        if shared is not None and hashlib.sha256(text.encode("utf-8")).hexdigest() == shared:
+            await self.remove_file(rel)  # the editor's text is the shared content: the shared rows answer
+            return False
         outcome = await prepare_text(
             self.root,
             walked,

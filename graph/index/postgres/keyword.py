@@ -27,8 +27,14 @@ def _prefix_end(prefix: str) -> str | None:
     return None if last >= 0x10FFFF else prefix[:-1] + chr(last + 1)
 
 
-def bm25(conn: psycopg.Connection[Any], snapshot: int, expression: str, k: int) -> list[tuple[int, float]]:
-    """(chunk id, BM25), best first (ties by id), at most k, for a keyword expression."""
+def bm25(
+    conn: psycopg.Connection[Any], snapshot: int, expression: str, k: int, masked: list[int] | None = None
+) -> list[tuple[int, float]]:
+    """(chunk id, BM25), best first (ties by id), at most k, for a keyword expression; `masked` chunks left out.
+
+    The statistics (N, avgdl, document frequencies) stay the snapshot's own, masked chunks
+    included: a consumer's few changed files do not move them.
+    """
     terms = query_terms(expression)
     if not terms or k <= 0:
         return []
@@ -62,7 +68,7 @@ def bm25(conn: psycopg.Connection[Any], snapshot: int, expression: str, k: int) 
         "          THEN ln((stats.rows - df.n + 0.5) / (df.n + 0.5)) ELSE {floor} END"
         "   * (freq.f * ({k1} + 1.0)) / (freq.f + {k1} * (1.0 - {b} + {b} * freq.len / stats.avgdl))"
         " ) AS score"
-        " FROM freq JOIN df USING (i) CROSS JOIN stats"
+        " FROM freq JOIN df USING (i) CROSS JOIN stats WHERE NOT (freq.chunk_id = ANY(%s))"
         " GROUP BY freq.chunk_id ORDER BY score DESC, freq.chunk_id LIMIT %s"
     ).format(
         hits=sql.SQL(" UNION ALL ").join(parts),
@@ -73,5 +79,5 @@ def bm25(conn: psycopg.Connection[Any], snapshot: int, expression: str, k: int) 
         k1=sql.Literal(K1),
         b=sql.Literal(B),
     )
-    rows = conn.execute(query, [*params, snapshot, k]).fetchall()
+    rows = conn.execute(query, [*params, snapshot, masked or [], k]).fetchall()
     return [(int(r[0]), float(r[1])) for r in rows]

@@ -8,6 +8,7 @@ connected role was granted.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,13 +57,39 @@ def _like_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
+@dataclass(slots=True)
+class Mask:
+    """Files a consumer's working tree changed: left out of every answer of the shared snapshot."""
+
+    paths: list[str] = field(default_factory=list)
+    chunk_ids: list[int] = field(default_factory=list)
+
+
 class SnapshotQueries:
     """The read half of one snapshot's store; paths may be relative to the root or absolute under it."""
 
-    def __init__(self, root: Path, snapshot: int, reader: Connection) -> None:
+    def __init__(self, root: Path, snapshot: int, reader: Connection, mask: Mask | None = None) -> None:
         self.root = root
         self.snapshot = snapshot
         self._reader = reader
+        # Shared with the snapshot's vectors (store.py), so both leave out the same chunks.
+        self.mask = mask if mask is not None else Mask()
+
+    def set_mask(self, paths: Collection[str]) -> None:
+        """Answer from now on as if the files at these paths were not stored (graph/index/overlay.py)."""
+        wanted = sorted(paths)
+        ids = (
+            self._rows(
+                "mask files",
+                "SELECT c.id FROM lensmux.chunks c JOIN lensmux.files f ON f.id = c.file_id"
+                " WHERE f.snapshot = %s AND f.path = ANY(%s) ORDER BY c.id",
+                (self.snapshot, wanted),
+            )
+            if wanted
+            else []
+        )
+        self.mask.paths = wanted
+        self.mask.chunk_ids = [int(r[0]) for r in ids]
 
     def relative(self, path: str | Path) -> str | None:
         """The POSIX path relative to the root, or None when path is outside it."""
@@ -82,7 +109,7 @@ class SnapshotQueries:
         if k <= 0:
             return []
         with self._reader.use("keyword search") as conn:
-            return keyword.bm25(conn, self.snapshot, match, k)
+            return keyword.bm25(conn, self.snapshot, match, k, self.mask.chunk_ids)
 
     def lookup_symbols(self, name: str, limit: int = 50) -> list[SymbolRecord]:
         """Symbols named name: exact, then case-insensitive, then qualified-suffix matches (as the embedded store)."""
@@ -97,6 +124,7 @@ class SnapshotQueries:
             "suffix": "%." + _like_escape(wanted),
             "limit": limit,
             "kinds": _DEFINITION_KINDS,
+            "masked": self.mask.paths,
         }
         if "." in wanted:
             where = (
@@ -106,7 +134,7 @@ class SnapshotQueries:
         else:
             where = "lower(s.name) = lower(%(q)s)"
         query = (
-            f"{_SYMBOLS} WHERE s.snapshot = %(s)s AND {where} ORDER BY"
+            f"{_SYMBOLS} WHERE s.snapshot = %(s)s AND {where} AND NOT (f.path = ANY(%(masked)s)) ORDER BY"
             " CASE WHEN s.qualified_name = %(q)s THEN 0 WHEN s.name = %(q)s THEN 1"
             "      WHEN lower(s.qualified_name) = lower(%(q)s) THEN 2 ELSE 3 END,"
             ' s.kind <> ALL(%(kinds)s), f.path COLLATE "C", s.start_line LIMIT %(limit)s'
@@ -120,11 +148,12 @@ class SnapshotQueries:
             return []
         query = (
             f"SELECT {_FILE_COLUMNS} FROM lensmux.files WHERE snapshot = %(s)s"
-            " AND strpos(lower(path), lower(%(f)s)) > 0"
+            " AND strpos(lower(path), lower(%(f)s)) > 0 AND NOT (path = ANY(%(masked)s))"
             " ORDER BY path = %(f)s DESC, right(path, length(%(f)s) + 1) = '/' || %(f)s DESC,"
             ' length(path), path COLLATE "C" LIMIT %(limit)s'
         )
-        rows = self._rows("match files", query, {"s": self.snapshot, "f": fragment, "limit": limit})
+        params = {"s": self.snapshot, "f": fragment, "limit": limit, "masked": self.mask.paths}
+        rows = self._rows("match files", query, params)
         return [FileRecord(*r) for r in rows]
 
     def file(self, path: str | Path) -> FileRecord | None:

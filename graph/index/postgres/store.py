@@ -42,7 +42,7 @@ class TeamStore:
         """The IndexWriter and VectorWriter of one snapshot, with paths relative to root."""
         store = SnapshotStore(root.resolve(), snapshot.id, snapshot.repo, reader=self.reader, writer=self.writer)
         vectors = SnapshotVectors(
-            snapshot.id, snapshot.dim, reader=self.reader, writer=self.writer, ef_search=ef_search
+            snapshot.id, snapshot.dim, reader=self.reader, writer=self.writer, ef_search=ef_search, mask=store.mask
         )
         return store, vectors
 

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from psycopg import sql
 
 from lensmux.graph.index.postgres.connection import Connection
+from lensmux.graph.index.postgres.reader import Mask
 from lensmux.graph.index.postgres.schema import vector_cast
 
 __all__ = ["SnapshotVectors", "normalised", "parse_vector", "vector_text"]
@@ -41,8 +42,19 @@ def normalised(matrix: npt.NDArray[numpy.float32]) -> npt.NDArray[numpy.float32]
 class SnapshotVectors:
     """The VectorWriter of one snapshot."""
 
-    def __init__(self, snapshot: int, dim: int, *, reader: Connection, writer: Connection, ef_search: int = 64) -> None:
+    def __init__(
+        self,
+        snapshot: int,
+        dim: int,
+        *,
+        reader: Connection,
+        writer: Connection,
+        ef_search: int = 64,
+        mask: Mask | None = None,
+    ) -> None:
         self.snapshot = snapshot
+        # The snapshot store's mask (reader.py): chunks of files a consumer changed are never returned.
+        self.mask = mask if mask is not None else Mask()
         self.dim = dim
         self.ef_search = ef_search
         self._reader = reader
@@ -72,10 +84,15 @@ class SnapshotVectors:
         cast = vector_cast(self.dim)
         query = sql.SQL(
             "SELECT id, 1 - ({cast} <=> %(q)s::vector({dim})) AS similarity FROM lensmux.chunks"
-            " WHERE snapshot = %(s)s AND vector_dims(embedding) = {dim}"
+            " WHERE snapshot = %(s)s AND vector_dims(embedding) = {dim} AND NOT (id = ANY(%(masked)s))"
             " ORDER BY {cast} <=> %(q)s::vector({dim}) LIMIT %(k)s"
         ).format(cast=cast, dim=sql.Literal(self.dim))
-        params = {"q": vector_text(normalised(numpy.asarray(vector).reshape(1, -1))[0]), "s": self.snapshot, "k": k}
+        params = {
+            "q": vector_text(normalised(numpy.asarray(vector).reshape(1, -1))[0]),
+            "s": self.snapshot,
+            "k": k,
+            "masked": self.mask.chunk_ids,
+        }
         with self._reader.transaction("vector search") as conn:
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef or self.ef_search, k))))
             # Keep scanning the graph until k rows of this snapshot are found, in exact order.

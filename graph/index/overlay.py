@@ -1,0 +1,218 @@
+"""One root's index read as a shared snapshot with this working tree's changes laid over it (issue 24).
+
+The shared part is a team's published index of an ancestor commit; the local part indexes
+only the files whose content differs from it (graph/index/baseline.py). Every file answers
+from exactly one side: a file the local side holds, or that this tree no longer has, is
+*masked* in the shared one, so a file changed locally never shows its stale shared rows.
+
+Ids of the two sides are kept apart: local ids as they are, shared ids shifted by
+SHARED_ID_BASE (records are rewritten on the way out), so an id always says which side it
+came from. Keyword scores from both sides are BM25 over each side's own statistics, merged
+by score; with few local files the shared side's statistics dominate, as they would in one
+index of the whole tree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy
+import numpy.typing as npt
+
+from lensmux.graph.index.chunking import CHUNKED_KINDS
+from lensmux.graph.index.interface import IndexReader, Learned, VectorReader
+from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
+
+__all__ = ["SHARED_ID_BASE", "MaskedReader", "MaskedVectors", "OverlayReader", "OverlayVectors"]
+
+SHARED_ID_BASE = 1 << 52
+
+
+class MaskedReader(IndexReader, Protocol):
+    """A shared store that can leave out the files of a mask in every answer."""
+
+    def set_mask(self, paths: Collection[str]) -> None:
+        """From now on, answer as if the files at these paths were not stored."""
+        ...
+
+
+class MaskedVectors(VectorReader, Protocol):
+    """Shared vectors that leave out the chunks of the masked files."""
+
+    def set_mask_ids(self, chunk_ids: Collection[int]) -> None:
+        """From now on, never return these chunk ids."""
+        ...
+
+
+def _shared(i: int) -> bool:
+    return i >= SHARED_ID_BASE
+
+
+def _up(i: int | None) -> int | None:
+    return None if i is None else i + SHARED_ID_BASE
+
+
+def _chunk(c: ChunkRecord) -> ChunkRecord:
+    return dataclasses.replace(c, id=c.id + SHARED_ID_BASE, symbol_id=_up(c.symbol_id))
+
+
+def _symbol(s: SymbolRecord) -> SymbolRecord:
+    return dataclasses.replace(s, id=s.id + SHARED_ID_BASE, parent_id=_up(s.parent_id))
+
+
+def _merge(local: list[tuple[int, float]], shared: list[tuple[int, float]], k: int) -> list[tuple[int, float]]:
+    lifted = [(i + SHARED_ID_BASE, s) for i, s in shared]
+    return heapq.nlargest(k, [*local, *lifted], key=lambda hit: (hit[1], -hit[0]))
+
+
+class OverlayReader:
+    """IndexReader over (shared minus masked files) plus local."""
+
+    def __init__(self, shared: MaskedReader, local: IndexReader, masked: Callable[[], Collection[str]]) -> None:
+        self.shared = shared
+        self.local = local
+        self._masked = masked
+        self._mask: frozenset[str] = frozenset()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Read the mask again (the local side's files and the shared files this tree lacks)."""
+        mask = frozenset(self._masked())
+        if mask != self._mask:
+            self._mask = mask
+            self.shared.set_mask(mask)
+
+    @property
+    def mask(self) -> frozenset[str]:
+        """The shared files hidden by the local side."""
+        return self._mask
+
+    @property
+    def root(self) -> Path:
+        return self.local.root
+
+    @property
+    def generation(self) -> int:
+        return self.local.generation
+
+    def relative(self, path: str | Path) -> str | None:
+        return self.local.relative(path)
+
+    def _side(self, path: str | Path) -> IndexReader:
+        rel = self.local.relative(path)
+        return self.local if rel is not None and rel in self._mask else self.shared
+
+    def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
+        return _merge(self.local.fts_search(match, k), self.shared.fts_search(match, k), k)
+
+    def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
+        return _merge(self.local.keyword_search(query, k), self.shared.keyword_search(query, k), k)
+
+    def lookup_symbols(self, name: str, limit: int = 50) -> list[SymbolRecord]:
+        found = [*self.local.lookup_symbols(name, limit), *map(_symbol, self.shared.lookup_symbols(name, limit))]
+        wanted = name.strip().replace("::", ".")
+
+        def order(s: SymbolRecord) -> tuple[int, bool, str, int]:
+            # The stores' own ORDER BY (graph/index/sqlite/queries.py lookup_symbols).
+            tier = 0 if s.qualified_name == wanted else 1 if s.name == wanted else 2
+            if tier == 2 and s.qualified_name.lower() != wanted.lower():
+                tier = 3
+            return tier, s.kind not in CHUNKED_KINDS, s.path, s.range.start_line
+
+        return sorted(found, key=order)[:limit]
+
+    def files_matching(self, path_fragment: str, limit: int = 50) -> list[FileRecord]:
+        fragment = path_fragment.strip().strip("/")
+        found = [*self.local.files_matching(fragment, limit), *self.shared.files_matching(fragment, limit)]
+
+        def order(f: FileRecord) -> tuple[bool, bool, int, str]:
+            return f.path != fragment, not f.path.endswith("/" + fragment), len(f.path), f.path
+
+        return sorted(found, key=order)[:limit]
+
+    def file(self, path: str | Path) -> FileRecord | None:
+        return self._side(path).file(path)
+
+    def chunk(self, chunk_id: int) -> ChunkRecord | None:
+        if _shared(chunk_id):
+            found = self.shared.chunk(chunk_id - SHARED_ID_BASE)
+            return None if found is None or found.path in self._mask else _chunk(found)
+        return self.local.chunk(chunk_id)
+
+    def chunks(self, chunk_ids: Iterable[int]) -> list[ChunkRecord]:
+        wanted = list(dict.fromkeys(chunk_ids))
+        local = {c.id: c for c in self.local.chunks(i for i in wanted if not _shared(i))}
+        shared = {
+            c.id: c
+            for c in map(_chunk, self.shared.chunks(i - SHARED_ID_BASE for i in wanted if _shared(i)))
+            if c.path not in self._mask
+        }
+        return [found for i in wanted if (found := local.get(i) or shared.get(i)) is not None]
+
+    def chunks_in_file(self, path: str | Path) -> list[ChunkRecord]:
+        side = self._side(path)
+        found = side.chunks_in_file(path)
+        return found if side is self.local else [_chunk(c) for c in found]
+
+    def chunks_for_symbol(self, symbol_id: int) -> list[ChunkRecord]:
+        if _shared(symbol_id):
+            found = self.shared.chunks_for_symbol(symbol_id - SHARED_ID_BASE)
+            return [_chunk(c) for c in found if c.path not in self._mask]
+        return self.local.chunks_for_symbol(symbol_id)
+
+    def symbol(self, symbol_id: int) -> SymbolRecord | None:
+        if _shared(symbol_id):
+            found = self.shared.symbol(symbol_id - SHARED_ID_BASE)
+            return None if found is None or found.path in self._mask else _symbol(found)
+        return self.local.symbol(symbol_id)
+
+    def symbols_in_file(self, path: str | Path) -> list[SymbolRecord]:
+        side = self._side(path)
+        found = side.symbols_in_file(path)
+        return found if side is self.local else [_symbol(s) for s in found]
+
+    def enclosing_symbol(
+        self, path: str | Path, line: int, kinds: Collection[str] | None = None
+    ) -> SymbolRecord | None:
+        side = self._side(path)
+        found = side.enclosing_symbol(path, line, kinds)
+        return found if found is None or side is self.local else _symbol(found)
+
+    def recall_learned(self, symbol_ids: Iterable[int]) -> Learned:
+        ids = list(symbol_ids)
+        out = self.local.recall_learned(i for i in ids if not _shared(i))
+        shared = self.shared.recall_learned(i - SHARED_ID_BASE for i in ids if _shared(i))
+        for subject, related in shared.items():
+            out[subject + SHARED_ID_BASE] = [(rel, other + SHARED_ID_BASE) for rel, other in related]
+        return out
+
+    def remember_learned(self, relations: Mapping[int, Sequence[tuple[str, int]]], generation: int) -> int:
+        """Only relations among local symbols are stored: the shared graph is the publisher's (read-only here)."""
+        local = {s: list(r) for s, r in relations.items() if not _shared(s) and not any(_shared(o) for _, o in r)}
+        return self.local.remember_learned(local, generation) if local else 0
+
+    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
+        """The local side's: the shared symbols were learned (or not) by the publisher."""
+        return [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit)
+
+    def learned_counts(self) -> tuple[int, int]:
+        local, shared = self.local.learned_counts(), self.shared.learned_counts()
+        return local[0] + shared[0], local[1] + shared[1]
+
+
+class OverlayVectors:
+    """VectorReader over the shared vectors (masked files left out) plus the local ones."""
+
+    def __init__(self, shared: VectorReader, local: VectorReader) -> None:
+        self.shared = shared
+        self.local = local
+
+    def __len__(self) -> int:
+        return len(self.local) + len(self.shared)
+
+    def search(self, vector: npt.NDArray[numpy.float32], k: int, ef: int | None = None) -> list[tuple[int, float]]:
+        return _merge(self.local.search(vector, k, ef), self.shared.search(vector, k, ef), k)
