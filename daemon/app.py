@@ -70,6 +70,7 @@ class Daemon:
         self.control.register("lensmux/shutdown", self._shutdown)
         self.control.register("lensmux/index", self._index)
         self.control.register("lensmux/indexStatus", self._index_status)
+        self.control.register("lensmux/publish", self._publish)
         # Indexes, search and learning, imported and built on first use (search/on_demand.py).
         self.searching: SearchOnDemand | None = None
         self.internal: InternalClient | None = None
@@ -96,6 +97,7 @@ class Daemon:
                 self.registry,
                 self.internal,
                 lambda: self.assist is not None and self.assist.active > 0,
+                self.config.index.team_dsn(),
             )
             self.searching = searching
             self.registry.on_new_instance.append(self._hook_instance)
@@ -367,6 +369,14 @@ class Daemon:
             raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
         try:
             return await self.searching.index(self._root_param(params), params.get("focus"))
+        except IndexServiceError as exc:
+            raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
+
+    async def _publish(self, params: Any) -> Any:
+        if self.searching is None:
+            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
+        try:
+            return await self.searching.publish(self._root_param(params))
         except IndexServiceError as exc:
             raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
 

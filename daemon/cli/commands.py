@@ -96,7 +96,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     except RemoteError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
-    if not args.wait:
+    if not args.wait and not args.publish:
         print(json.dumps(status) if args.json else f"indexing {root} (lensmux status shows progress)")
         return 0
     bar = None if args.json else ProgressBar()
@@ -117,15 +117,34 @@ def cmd_index(args: argparse.Namespace) -> int:
         "seconds": status["elapsed_s"],
         "error": status["error"] or status.get("last_error"),
     }
-    if args.json:
+    if args.json and not args.publish:
         print(json.dumps(summary))
-    else:
+    elif not args.json:
         print(
             f"indexed {summary['root']}: {summary['files']} files, {summary['symbols']} symbols, "
             f"{summary['chunks']} chunks in {summary['seconds']}s"
             + (f" (error: {summary['error']})" if summary["error"] else "")
         )
-    return 1 if status["error"] else 0
+    if status["error"]:
+        return 1
+    return _publish(args, root) if args.publish else 0
+
+
+def _publish(args: argparse.Namespace, root: str) -> int:
+    """Copy the root's index into the team store (`[index] store = "postgres"`) as its HEAD commit's."""
+    try:
+        done = _call(args, "lensmux/publish", {"root": root}, timeout=3600.0)
+    except RemoteError as exc:
+        print(f"lensmux: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(done))
+    else:
+        print(
+            f"published {done['commit'][:12]} of repository {done['repository'][:12]}: {done['files']} files, "
+            f"{done['chunks']} chunks, {done['vectors']} vectors in {done['seconds']}s"
+        )
+    return 0
 
 
 def cmd_model(args: argparse.Namespace) -> int:
@@ -239,6 +258,11 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     index.add_argument("root", help="the workspace root")
     index.add_argument("--wait", action="store_true", help="show progress until done, then a summary")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument(
+        "--publish",
+        action="store_true",
+        help="then copy the index into the team store as the index of the checked-out commit (implies --wait)",
+    )
     index.set_defaults(func=cmd_index)
 
     search = common(sub.add_parser("search", help="hybrid code search over an indexed root"))

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -30,6 +30,10 @@ from lensmux.daemon.search.index_inputs import LspSymbolSource, fault_hold_from_
 from lensmux.graph.index import IndexConfig, Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.order import Focus
+
+if TYPE_CHECKING:
+    # team.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
+    from lensmux.daemon.search.team import OverlayIndex, SharedIndex
 
 log = logging.getLogger(__name__)
 
@@ -57,13 +61,24 @@ class RootIndex:
     error: str | None = None
     # What the call-graph learner is doing for this root (graph_learning.py).
     learning: str = "not started"
+    # The team snapshot this root overlays (team.py), and why it has none when it should.
+    shared: SharedIndex | None = None
+    team_warning: str | None = None
+
+    def search_index(self) -> Indexer | OverlayIndex:
+        """What a search reads: the local index, laid over the team's snapshot when there is one."""
+        from lensmux.daemon.search.team import OverlayIndex
+
+        return OverlayIndex(self.shared) if self.shared is not None else self.indexer
 
 
 class IndexService:
     """Indexes by root, created on first request."""
 
-    def __init__(self, config: DaemonConfig, internal: InternalClient) -> None:
+    def __init__(self, config: DaemonConfig, internal: InternalClient, team_dsn: str | None = None) -> None:
         self._config = config
+        # `[index] store = "postgres"`: the team store's DSN (daemon/search/team.py).
+        self._team_dsn = team_dsn
         self._internal = internal
         self._tg: TaskGroup | None = None
         self._closed = anyio.Event()
@@ -158,6 +173,7 @@ class IndexService:
             except IndexStoreError as exc:
                 raise IndexServiceError(f"{root}: {exc}") from exc
             entry = RootIndex(root, indexer)
+            await self._attach(entry)
             self.roots[root] = entry
         if not entry.running:
             entry.running = True
@@ -168,6 +184,64 @@ class IndexService:
         else:
             self.refocus(entry, directory)
         return entry
+
+    async def _attach(self, entry: RootIndex) -> None:
+        """Overlay the team's nearest published snapshot, or note why not and stay local."""
+        dsn = self._team_dsn
+        if dsn is None:
+            return
+        try:
+            from lensmux.daemon.search import team
+        except ImportError as exc:
+            entry.team_warning = f"team index not used: {exc} (install lensmux[postgres])"
+            log.warning("%s: %s", entry.root, entry.team_warning)
+            return
+        try:
+            entry.shared = await anyio.to_thread.run_sync(team.attach, dsn, entry.indexer)
+            entry.team_warning = None
+        except IndexStoreError as exc:
+            entry.team_warning = f"team index not used ({exc}); searching the local index"
+            log.warning("%s: %s", entry.root, entry.team_warning)
+
+    def drop_shared(self, entry: RootIndex, reason: str) -> None:
+        """The team store failed under a search: go local (a full run starts) and say so in warnings."""
+        if entry.shared is None:
+            return
+        from lensmux.daemon.search import team
+
+        team.detach(entry.shared, entry.indexer)
+        entry.shared = None
+        entry.team_warning = f"team index lost ({reason}); searching the local index while it indexes every file"
+        log.warning("%s: %s", entry.root, entry.team_warning)
+        if not entry.running:
+            entry.running = True
+            entry.done = anyio.Event()
+            entry.started_at = time.time()
+            entry.finished_at = None
+            self._group().start_soon(self._run_task, entry, focus_of(entry.root, self._internal, None))
+
+    async def publish(self, root: Path) -> dict[str, Any]:
+        """`lensmux index ROOT --publish`: the root's index of every file, copied into the team snapshot of HEAD."""
+        dsn = self._team_dsn
+        if dsn is None:
+            raise IndexServiceError('publishing needs [index] store = "postgres" and a dsn (or LENSMUX_INDEX_DSN)')
+        from lensmux.daemon.search import team
+
+        entry = self.find(root) or await self.index(root)
+        if entry.shared is not None:
+            # A publisher indexes every file itself: its snapshot must not depend on an older one.
+            team.detach(entry.shared, entry.indexer)
+            entry.shared = None
+            await entry.done.wait()
+            await self.index(entry.root)
+        while entry.running:
+            await entry.done.wait()
+        if entry.error is not None:
+            raise IndexServiceError(f"indexing {entry.root} failed: {entry.error}")
+        try:
+            return await anyio.to_thread.run_sync(team.publish_root, dsn, entry.indexer)
+        except IndexStoreError as exc:
+            raise IndexServiceError(f"publishing {entry.root}: {exc}") from exc
 
     def refocus(self, entry: RootIndex, directory: Path | None) -> None:
         """While the root is indexed, index next the files editors hold open and those under `directory`."""
@@ -297,6 +371,8 @@ class IndexService:
         status["error"] = entry.error
         status["elapsed_s"] = _elapsed(entry)
         status["graph"] = _graph_status(entry)
+        status["shared"] = entry.shared.describe() if entry.shared is not None else None
+        status["team_warning"] = entry.team_warning
         return status
 
     def status(self) -> dict[str, Any]:
@@ -331,6 +407,8 @@ class IndexService:
                     await entry.indexer.aclose()
                 except (IndexStoreError, OSError) as exc:
                     log.error("closing the index of %s: %s", entry.root, exc)
+                if entry.shared is not None:
+                    entry.shared.close()
 
 
 def _relative(entry: RootIndex, path: Path) -> str:

@@ -58,9 +58,12 @@ class SearchOnDemand:
         registry: InstanceRegistry,
         internal: InternalClient,
         tools_running: Callable[[], bool],
+        team_dsn: str | None = None,
     ) -> None:
-        """`tools_running` says whether assistant tools run (the learner waits for them as for searches)."""
+        """`tools_running` says whether assistant tools run (the learner waits for them as for searches);
+        `team_dsn` is the team store's (`[index] store = "postgres"`), if any."""
         self._config = config
+        self._team_dsn = team_dsn
         self._search_table: HybridSearchConfig = config.search
         self._registry = registry
         self._internal = internal
@@ -110,7 +113,7 @@ class SearchOnDemand:
         from lensmux.daemon.search.indexing import IndexService
         from lensmux.daemon.search.service import SearchService
 
-        indexes = IndexService(self._config, self._internal)
+        indexes = IndexService(self._config, self._internal, self._team_dsn)
         await self._tg.start(indexes.run_task)
         gateway = DaemonGateway(self._registry, self._internal)
         search = SearchService(indexes, gateway, self._search_table)
@@ -124,6 +127,11 @@ class SearchOnDemand:
         """`lensmux/index`: start (or refresh) indexing of `root`, `focus` (a directory) first; its summary."""
         indexes, _ = await self.services()
         return indexes.summary(await indexes.index(root, focus))
+
+    async def publish(self, root: Path) -> dict[str, Any]:
+        """`lensmux/publish`: index `root` fully, then copy its index into the team snapshot of its HEAD."""
+        indexes, _ = await self.services()
+        return await indexes.publish(root)
 
     def index_status(self, root: Path) -> dict[str, Any] | None:
         """`lensmux/indexStatus`: the summary of the index of `root` (or of the root containing it), if any."""

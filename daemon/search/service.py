@@ -23,8 +23,9 @@ from lensmux.daemon.control import ControlError
 from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.index_inputs import focus_param
-from lensmux.daemon.search.indexing import IndexService
+from lensmux.daemon.search.indexing import IndexService, RootIndex
 from lensmux.daemon.wire.envelope import ErrorCode
+from lensmux.graph.index.errors import StoreUnreachable
 from lensmux.graph.search import (
     HybridSearchEngine,
     SearchConfig,
@@ -97,6 +98,11 @@ def _unsettled_warning(files: list[str], waited: float) -> str:
     return f"changes to {named} were still being indexed after {waited:g} s; results may not include them"
 
 
+def _team_lost(exc: SearchError) -> StoreUnreachable | None:
+    cause = exc.__cause__
+    return cause if isinstance(cause, StoreUnreachable) else None
+
+
 class SearchService:
     """Resolves the root, runs the engine, optionally assembles context."""
 
@@ -119,6 +125,21 @@ class SearchService:
         """Apply a reloaded `[daemon.search]` table to the next searches."""
         self._engine.config = engine_config(config)
 
+    async def _search(self, request: Any, entry: RootIndex) -> Any:
+        """The engine's answer from the root's index; the local one alone if the team store fails meanwhile."""
+        # A root overlaying a team snapshot is complete once its local run is: the rest is shared.
+        coverage = round(entry.indexer.progress.coverage(), 4)
+        try:
+            return await self._engine.search(
+                request, entry.search_index(), indexing_in_progress=entry.running, coverage=coverage
+            )
+        except SearchFailed as exc:
+            lost = _team_lost(exc)
+            if lost is None or entry.shared is None:
+                raise
+            self._indexes.drop_shared(entry, str(lost))
+        return await self._engine.search(request, entry.indexer, indexing_in_progress=True, coverage=coverage)
+
     async def hybrid_search(self, params: Any) -> Any:
         """The control method."""
         if not isinstance(params, dict):
@@ -132,7 +153,11 @@ class SearchService:
             raise ControlError(ErrorCode.INVALID_PARAMS, str(exc), {"http_status": 400}) from None
         try:
             request = parse_request(params)
-            indexed = {root: entry for root, entry in self._indexes.roots.items() if entry.indexer.status().chunks}
+            indexed = {
+                root: entry
+                for root, entry in self._indexes.roots.items()
+                if entry.shared is not None or entry.indexer.status().chunks
+            }
             pending = [root for root in self._indexes.roots if root not in indexed]
             _root, entry = select_root(request.root, indexed, pending=pending)
         except SearchError as exc:
@@ -153,15 +178,16 @@ class SearchService:
             settling = time.perf_counter()
             unsettled = await self._indexes.settle(entry, self.config.fresh_wait_s)
             waited = time.perf_counter() - settling
-            coverage = round(entry.indexer.progress.coverage(), 4)
-            response = await self._engine.search(
-                request, entry.indexer, indexing_in_progress=entry.running, coverage=coverage
-            )
+            response = await self._search(request, entry)
         except SearchError as exc:
             raise _control_error(exc) from None
         finally:
             self.active -= 1
         out: dict[str, Any] = msgspec.to_builtins(response)
+        # Which commit the team's part of the answer came from (null: the local index alone).
+        out["shared"] = entry.shared.describe() if entry.shared is not None else None
+        if entry.team_warning:
+            out["warnings"].insert(0, entry.team_warning)
         out["timing"]["fresh"] = round(waited * 1000, 2)
         if unsettled:
             out["warnings"].insert(0, _unsettled_warning(unsettled, self.config.fresh_wait_s))

@@ -6,6 +6,7 @@ IndexStoreError
  +-- RootNotIndexed        no index exists yet for the asked root
  +-- IndexLocked           another process holds this root's index
  +-- EmbeddingFailed       the embedder raised while indexing
+ +-- StoreUnreachable      a shared (team) store's server cannot be reached
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ class IndexLocked(IndexStoreError):
 
 class EmbeddingFailed(IndexStoreError):
     """The embedder failed; the batch was not committed."""
+
+
+class StoreUnreachable(IndexStoreError):
+    """A shared store's server cannot be reached (or refused the connection)."""
 
 
 def main_error(group: BaseExceptionGroup[BaseException]) -> BaseException:

@@ -43,6 +43,20 @@ def test_invalid_config_names_file_and_key_path(tmp_path: Path) -> None:
     assert str(path) in str(err.value) and "$.daemon.idle_timeout" in str(err.value)
 
 
+def test_index_store_table_takes_a_dsn_without_a_password(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LENSMUX_INDEX_DSN", raising=False)
+    path = tmp_path / "config.toml"
+    assert load_config(path).index.team_dsn() is None, "the embedded store is the default"
+    path.write_text('[index]\nstore = "postgres"\ndsn = "service=team"\n')
+    assert load_config(path).index.team_dsn() == "service=team"
+    monkeypatch.setenv("LENSMUX_INDEX_DSN", "host=db.internal dbname=lensmux")
+    assert load_config(path).index.team_dsn() == "host=db.internal dbname=lensmux"
+    for secret in ("host=db password=hunter2", "postgresql://ci:hunter2@db/lensmux"):
+        path.write_text(f'[index]\nstore = "postgres"\ndsn = "{secret}"\n')
+        with pytest.raises(ConfigInvalid, match="password"):
+            load_config(path)
+
+
 def test_root_is_nearest_ancestor_with_a_marker_or_the_asked_one(tmp_path: Path) -> None:
     config = load_config(tmp_path / "none.toml")
     (tmp_path / "repo/.git").mkdir(parents=True)

@@ -16,17 +16,13 @@ from typing import Any
 
 import psycopg
 
-from lensmux.graph.index.errors import IndexStoreError
+from lensmux.graph.index.errors import IndexStoreError, StoreUnreachable
 
 __all__ = ["DSN_ENV", "Connection", "StoreUnreachable", "connect"]
 
 DSN_ENV = "LENSMUX_INDEX_DSN"
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 15_000
-
-
-class StoreUnreachable(IndexStoreError):
-    """The team store's server cannot be reached (or refused the connection)."""
 
 
 def connect(dsn: str, *, application: str = "lensmux") -> psycopg.Connection[Any]:

@@ -90,8 +90,8 @@ def find_published(conn: psycopg.Connection[Any], repo: str, commits: list[str],
     if not commits:
         return None
     row = conn.execute(
-        f"SELECT {_COLUMNS} FROM lensmux.snapshots s"
-        " JOIN unnest(%s::text[]) WITH ORDINALITY AS c(commit, n) ON c.commit = s.commit"
+        "SELECT s.id, s.repo, s.commit, s.model_id, s.dim, s.published FROM lensmux.snapshots s"
+        " JOIN unnest(%s::text[]) WITH ORDINALITY AS c(sha, n) ON c.sha = s.commit"
         " WHERE s.repo = %s AND s.model_id = %s AND s.published ORDER BY c.n LIMIT 1",
         (commits, repo, model_id),
     ).fetchone()

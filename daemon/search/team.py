@@ -1,0 +1,160 @@
+"""A root's part of the team store (`[index] store = "postgres"`, issue 24): consume and publish.
+
+Consuming: when a root's index opens, the nearest ancestor of its HEAD that the team
+published is found and its snapshot laid under the local index (graph/index/overlay.py);
+the local Indexer then indexes only the files whose content differs from it. Publishing:
+`lensmux index ROOT --publish` copies the root's finished local index of a clean checkout
+into a snapshot of its HEAD.
+
+The team store is never on an editor's path: every call here runs in a worker thread with
+libpq's connect timeout, and a store that cannot be reached leaves the root on its local
+index with a warning (the search response's `warnings`).
+"""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lensmux.graph.index import Indexer, IndexReader, IndexStoreError, VectorReader
+from lensmux.graph.index.overlay import OverlayReader, OverlayVectors
+from lensmux.graph.index.postgres.publish import publish
+from lensmux.graph.index.postgres.snapshots import Snapshot, git_head, repository_id
+from lensmux.graph.index.postgres.store import TeamStore
+from lensmux.graph.index.postgres.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.writer import SnapshotStore
+from lensmux.graph.index.prepare import BUFFER_MTIME_NS
+
+log = logging.getLogger(__name__)
+
+
+class PublishRefused(IndexStoreError):
+    """The root's index is not the index of one commit (uncommitted changes, an editor's text)."""
+
+
+@dataclass
+class SharedIndex:
+    """The team snapshot a root overlays, with the overlay built on it."""
+
+    team: TeamStore
+    snapshot: Snapshot
+    store: SnapshotStore
+    vectors: SnapshotVectors
+    reader: OverlayReader
+    overlay_vectors: OverlayVectors
+
+    def describe(self) -> dict[str, Any]:
+        """What a search response says of the shared part."""
+        return {"repository": self.snapshot.repo, "commit": self.snapshot.commit, "masked_files": len(self.reader.mask)}
+
+    def close(self) -> None:
+        """Close the team store's connections."""
+        self.team.close()
+
+
+class OverlayIndex:
+    """The SearchIndex (graph/search/engine.py) of a root that overlays a team snapshot."""
+
+    def __init__(self, shared: SharedIndex) -> None:
+        self._shared = shared
+
+    @property
+    def store(self) -> IndexReader:
+        """Shared rows minus the files changed here, plus the local rows of those."""
+        self._shared.reader.refresh()
+        return self._shared.reader
+
+    @property
+    def vectors(self) -> VectorReader:
+        """Shared vectors minus the changed files' chunks, plus the local ones."""
+        return self._shared.overlay_vectors
+
+
+def attach(dsn: str, indexer: Indexer) -> SharedIndex | None:
+    """Lay the nearest published ancestor's snapshot under the root's local index, if there is one.
+
+    Blocking (worker thread). Raises IndexStoreError (StoreUnreachable, NotARepository, ...)
+    when the team store cannot be used; returns None when nothing of this history is published.
+    """
+    team = TeamStore(dsn)
+    try:
+        snapshot = team.nearest_published(indexer.root, indexer.model_id)
+        if snapshot is None:
+            team.close()
+            return None
+        store, vectors = team.open(indexer.root, snapshot)
+        indexer.baseline = {path: stamp.sha256 for path, stamp in store.file_stamps().items()}
+        reader = OverlayReader(store, indexer.store, indexer.local_paths)
+        shared = SharedIndex(team, snapshot, store, vectors, reader, OverlayVectors(vectors, indexer.vectors))
+    except BaseException:
+        team.close()
+        indexer.baseline = None
+        raise
+    log.info("%s overlays the team's index of %s", indexer.root, snapshot.commit[:12])
+    return shared
+
+
+def detach(shared: SharedIndex, indexer: Indexer) -> None:
+    """Stop overlaying: the local index indexes every file again from its next run."""
+    indexer.baseline = None
+    indexer.absent = set()
+    try:
+        shared.close()
+    except IndexStoreError as exc:
+        log.debug("closing the team store: %s", exc)
+
+
+def _dirty(root: Path) -> list[str]:
+    done = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise PublishRefused(f"git status failed in {root}: {done.stderr.strip()}")
+    return [line[3:] for line in done.stdout.splitlines() if line]
+
+
+def publish_root(dsn: str, indexer: Indexer) -> dict[str, Any]:
+    """Copy the root's finished local index into the team snapshot of its HEAD (blocking: worker thread)."""
+    root = indexer.root
+    repo, commit = repository_id(root), git_head(root)
+    dirty = _dirty(root)
+    if dirty:
+        named = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+        raise PublishRefused(f"{root} has changes that are not committed ({named}): an index of {commit[:12]} only")
+    if indexer.baseline is not None:
+        raise PublishRefused(f"{root} overlays the team's index; publish from a root that indexes every file")
+    if any(stamp.mtime_ns == BUFFER_MTIME_NS for stamp in indexer.store.file_stamps().values()):
+        raise PublishRefused(f"{root}'s index holds an editor's unsaved text; save it or wait for the next run")
+    started = time.perf_counter()
+    team = TeamStore(dsn, application="lensmux publish")
+    try:
+        done = publish(
+            team,
+            root,
+            indexer.store,
+            indexer.vectors,
+            repo=repo,
+            commit=commit,
+            model_id=indexer.model_id,
+            dim=indexer.embedder.dim,
+        )
+    finally:
+        team.close()
+    return {
+        "root": str(root),
+        "repository": repo,
+        "commit": commit,
+        "files": done.files,
+        "chunks": done.chunks,
+        "vectors": done.vectors,
+        "learned": done.learned,
+        "seconds": round(time.perf_counter() - started, 2),
+    }

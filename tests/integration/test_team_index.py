@@ -1,0 +1,81 @@
+"""The team store through real daemons (issue 24): publish a commit, consume it from a clone with local changes.
+
+Daemon A publishes its checkout with `lensmux index ROOT --publish` into a real PostgreSQL
+(tests/support/postgres_server.py); daemon B, on a clone of the same history with an
+uncommitted change, indexes only that file locally and answers searches from the shared
+snapshot with its change laid over it, naming the shared commit. Daemon C's team store
+cannot be reached: it searches its local index, saying so in `warnings`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.daemon_proc import DaemonProc, running_daemon
+
+pytestmark = [pytest.mark.slow]
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def _config(dsn: str) -> str:
+    return f'[index]\nstore = "postgres"\ndsn = "{dsn}"\n\n[daemon.embedding]\nquery_adapter = false\n'
+
+
+def _search(daemon: DaemonProc, root: Path, query: str) -> dict[str, Any]:
+    result: dict[str, Any] = daemon.call("lensmux/hybridSearch", {"query": query, "root": str(root)}, timeout=300)
+    return result
+
+
+def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
+    py_project: Path, tmp_path: Path, team_database: str
+) -> None:
+    _git(py_project, "init", "-q")
+    _git(py_project, "add", "-A")
+    _git(py_project, "commit", "-q", "-m", "first")
+    head = _git(py_project, "rev-parse", "HEAD")
+
+    with running_daemon(tmp_path / "a", _config(team_database)) as publisher:
+        result = publisher.run_cli("index", str(py_project), "--publish", "--json", timeout=600)
+        assert result.returncode == 0, result.stderr
+        published = json.loads(result.stdout.strip().splitlines()[-1])
+        assert published["commit"] == head and published["files"] >= 3 and published["vectors"] == published["chunks"]
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(py_project), str(clone)], check=True)
+    (clone / "demo" / "util.py").write_text(
+        (clone / "demo" / "util.py").read_text()
+        + "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n    return sum(entries)\n"
+    )
+    with running_daemon(tmp_path / "b", _config(team_database)) as consumer:
+        result = consumer.run_cli("index", str(clone), "--wait", "--json", timeout=600)
+        assert result.returncode == 0, result.stderr
+        status = consumer.call("lensmux/indexStatus", {"root": str(clone)})
+        assert status["files"] == 1, (status["team_warning"], status["shared"])
+        assert status["shared"]["commit"] == head
+        response = _search(consumer, clone, "reconcile ledger entries")
+        assert response["shared"]["commit"] == head
+        assert response["ranked_symbols"][0]["name"] == "reconcile_ledger_entries"
+        scaled = _search(consumer, clone, "multiply a value by repeated addition")
+        assert "scale" in [s["name"] for s in scaled["ranked_symbols"][:3]]
+        assert "Calculator" in {s["name"] for s in _search(consumer, clone, "Calculator compute")["ranked_symbols"]}
+
+    with running_daemon(tmp_path / "c", _config(f"host={tmp_path / 'nowhere'} dbname=none connect_timeout=1")) as alone:
+        result = alone.run_cli("index", str(clone), "--wait", "--json", timeout=600)
+        assert result.returncode == 0, result.stderr
+        response = _search(alone, clone, "reconcile ledger entries")
+        assert response["shared"] is None
+        assert any("team index not used" in w for w in response["warnings"])
+        assert response["ranked_symbols"][0]["name"] == "reconcile_ledger_entries"
