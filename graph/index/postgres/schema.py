@@ -161,8 +161,28 @@ def migrate(conn: psycopg.Connection[Any], dims: tuple[int, ...] = (384,)) -> No
         _roles(conn)
         for table in REPO_TABLES:
             _policies(conn, table)
+        # A role sees only the grants that concern it (which repositories exist is no one else's).
+        conn.execute("ALTER TABLE lensmux.grants ENABLE ROW LEVEL SECURITY")
+        conn.execute("DROP POLICY IF EXISTS lensmux_own ON lensmux.grants")
+        conn.execute(
+            "CREATE POLICY lensmux_own ON lensmux.grants FOR SELECT USING (pg_has_role(current_user, role, 'MEMBER'))"
+        )
         for dim in dims:
             _vector_index(conn, dim)
+
+
+def grant(conn: psycopg.Connection[Any], repo: str, role: str, *, write: bool = False) -> None:
+    """Let `role` (and its members) read the repository's rows, and with write=True publish them."""
+    conn.execute(
+        "INSERT INTO lensmux.grants(repo, role, can_write) VALUES (%s, %s, %s)"
+        " ON CONFLICT (repo, role) DO UPDATE SET can_write = excluded.can_write",
+        (repo, role, write),
+    )
+
+
+def revoke(conn: psycopg.Connection[Any], repo: str, role: str) -> None:
+    """Take back whatever `role` was granted on the repository."""
+    conn.execute("DELETE FROM lensmux.grants WHERE repo = %s AND role = %s", (repo, role))
 
 
 def schema_version(conn: psycopg.Connection[Any]) -> int | None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy
 import numpy.typing as npt
 import psycopg
+from psycopg import sql
 
 from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.postgres import learned
@@ -254,8 +255,21 @@ class SnapshotStore(SnapshotQueries):
 
 
 def _copy(conn: psycopg.Connection[Any], table: str, columns: str, rows: list[tuple[Any, ...]]) -> None:
+    """COPY rows into a session-private staging table, then INSERT them: PostgreSQL refuses COPY FROM
+    into a table with row-level security, and the INSERT is where the writer's policy is checked."""
     if not rows:
         return
-    with conn.cursor() as cur, cur.copy(f"COPY lensmux.{table} ({columns}) FROM STDIN") as copy:
+    stage = sql.Identifier(f"stage_{table}")
+    conn.execute(
+        sql.SQL("CREATE TEMP TABLE IF NOT EXISTS {} (LIKE {} INCLUDING DEFAULTS) ON COMMIT DELETE ROWS").format(
+            stage, sql.Identifier("lensmux", table)
+        )
+    )
+    names = sql.SQL(columns)
+    with conn.cursor() as cur, cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(stage, names)) as copy:
         for row in rows:
             copy.write_row(row)
+    conn.execute(
+        sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {}").format(sql.Identifier("lensmux", table), names, names, stage)
+    )
+    conn.execute(sql.SQL("TRUNCATE {}").format(stage))
