@@ -16,7 +16,7 @@ from psycopg import sql
 from support.postgres_server import PostgresServer
 from support.projects import write_files
 
-from lensmux.graph.index import IndexStoreError, Indexer
+from lensmux.graph.index import Indexer, IndexStoreError
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant
 from lensmux.graph.index.postgres.snapshots import find_published
