@@ -265,6 +265,10 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     )
     index.set_defaults(func=cmd_index)
 
+    from lensmux.daemon.cli.team_admin import add_team_command
+
+    add_team_command(sub)
+
     search = common(sub.add_parser("search", help="hybrid code search over an indexed root"))
     search.add_argument("query")
     search.add_argument("--root", help="the workspace root (default: the project enclosing the current directory)")

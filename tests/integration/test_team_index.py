@@ -14,8 +14,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
-from support.daemon_proc import DaemonProc, running_daemon
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+from support.postgres_server import PostgresServer
 
 pytestmark = [pytest.mark.slow]
 
@@ -79,3 +81,31 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         assert response["shared"] is None
         assert any("team index not used" in w for w in response["warnings"])
         assert response["ranked_symbols"][0]["name"] == "reconcile_ledger_entries"
+
+
+def test_team_init_and_grant_prepare_a_database_from_the_command_line(
+    postgres_server: PostgresServer, py_project: Path
+) -> None:
+    _git(py_project, "init", "-q")
+    _git(py_project, "add", "-A")
+    _git(py_project, "commit", "-q", "-m", "first")
+    repo = _git(py_project, "rev-list", "--max-parents=0", "HEAD")
+    with postgres_server.fresh_database() as name:
+        dsn = postgres_server.dsn(name)
+        for args in (["init"], ["grant", "devs", "--root", str(py_project)], ["grant", "ci", "--write"]):
+            done = subprocess.run(
+                [LENSMUX, "team", *args, "--dsn", dsn], capture_output=True, text=True, cwd=py_project, check=False
+            )
+            assert done.returncode == 0, done.stderr
+        with psycopg.connect(dsn) as conn:
+            assert conn.execute("SELECT repo, role, can_write FROM lensmux.grants ORDER BY role").fetchall() == [
+                (repo, "ci", True),
+                (repo, "devs", False),
+            ]
+        refused = subprocess.run(
+            [LENSMUX, "team", "init", "--dsn", dsn.replace("user=postgres", "user=nobody_here")],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert refused.returncode == 1 and "lensmux:" in refused.stderr
