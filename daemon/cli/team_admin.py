@@ -37,33 +37,30 @@ def _dsn(args: argparse.Namespace) -> str | None:
 def cmd_team(args: argparse.Namespace) -> int:
     """`team init` makes the schema, roles and policies; `team grant`/`revoke` give roles a repository."""
     from lensmux.graph.index import IndexStoreError
-    from lensmux.graph.index.postgres.connection import connect
-    from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
-    from lensmux.graph.index.postgres.snapshots import repository_id
+    from lensmux.graph.index.shared import grant_roles, repository_id, setup_store
 
     dsn = _dsn(args)
     if dsn is None:
         print(f"lensmux: no team store: give --dsn, set {INDEX_DSN_ENV} or [index] dsn", file=sys.stderr)
         return 2
     try:
-        with connect(dsn, application="lensmux team") as conn:
-            if args.action == "init":
-                migrate(conn, dims=MODEL_DIMS)
-                print(f"team store ready: readers join {READER_ROLE}, publishers {WRITER_ROLE}")
-                return 0
-            repo = args.repository or repository_id(Path(args.root or ".").resolve())
-            if args.action == "grant":
-                grant(conn, repo, args.role, write=args.write)
-                print(f"{args.role} may {'publish and read' if args.write else 'read'} repository {repo}")
-            else:
-                revoke(conn, repo, args.role)
-                print(f"{args.role} no longer has repository {repo}")
+        if args.action == "init":
+            print(setup_store(dsn, MODEL_DIMS))
             return 0
+        roles = [(role, args.write) for role in args.roles] + [(role, True) for role in args.publisher]
+        if not roles:
+            print("lensmux: name the roles (and --publisher roles)", file=sys.stderr)
+            return 2
+        repo = args.repository or repository_id(Path(args.root or ".").resolve())
+        for line in grant_roles(dsn, repo, roles, revoke_them=args.action == "revoke"):
+            print(line)
+        return 0
     except IndexStoreError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1
     except Exception as exc:  # psycopg's errors: the database said no (privileges, missing pgvector)
-        print(f"lensmux: team store: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}", file=sys.stderr)
+        text = str(exc).strip()
+        print(f"lensmux: team store: {text.splitlines()[0] if text else type(exc).__name__}", file=sys.stderr)
         return 1
 
 
@@ -71,10 +68,11 @@ def add_team_command(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
     """Add `lensmux team init|grant|revoke`."""
     team = sub.add_parser("team", help="set up a PostgreSQL team index store and grant roles on repositories")
     team.add_argument("action", choices=["init", "grant", "revoke"])
-    team.add_argument("role", nargs="?", help="the PostgreSQL role (or group role) to grant or revoke")
+    team.add_argument("roles", nargs="*", help="PostgreSQL roles (or group roles) to grant or revoke")
     team.add_argument("--root", help="a checkout of the repository (default: the current directory)")
     team.add_argument("--repository", help="the repository id (its root commit) instead of --root")
-    team.add_argument("--write", action="store_true", help="grant: also let the role publish")
+    team.add_argument("--write", action="store_true", help="grant: also let the roles publish")
+    team.add_argument("--publisher", action="append", default=[], help="grant: a role that also publishes (repeatable)")
     team.add_argument("--dsn", help=f"libpq connection string (default: {INDEX_DSN_ENV}, then [index] dsn)")
     team.add_argument("--config", help="configuration file")
     team.set_defaults(func=cmd_team)

@@ -32,8 +32,8 @@ from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.order import Focus
 
 if TYPE_CHECKING:
-    # team.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
-    from lensmux.daemon.search.team import OverlayIndex, SharedIndex
+    # graph/index/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
+    from lensmux.graph.index.shared import OverlayIndex, SharedIndex
 
 log = logging.getLogger(__name__)
 
@@ -61,13 +61,13 @@ class RootIndex:
     error: str | None = None
     # What the call-graph learner is doing for this root (graph_learning.py).
     learning: str = "not started"
-    # The team snapshot this root overlays (team.py), and why it has none when it should.
+    # The team snapshot this root overlays (graph/index/shared.py), and why it has none when it should.
     shared: SharedIndex | None = None
     team_warning: str | None = None
 
     def search_index(self) -> Indexer | OverlayIndex:
         """What a search reads: the local index, laid over the team's snapshot when there is one."""
-        from lensmux.daemon.search.team import OverlayIndex
+        from lensmux.graph.index.shared import OverlayIndex
 
         return OverlayIndex(self.shared) if self.shared is not None else self.indexer
 
@@ -77,7 +77,7 @@ class IndexService:
 
     def __init__(self, config: DaemonConfig, internal: InternalClient, team_dsn: str | None = None) -> None:
         self._config = config
-        # `[index] store = "postgres"`: the team store's DSN (daemon/search/team.py).
+        # `[index] store = "postgres"`: the team store's DSN (graph/index/shared.py).
         self._team_dsn = team_dsn
         self._internal = internal
         self._tg: TaskGroup | None = None
@@ -191,7 +191,7 @@ class IndexService:
         if dsn is None:
             return
         try:
-            from lensmux.daemon.search import team
+            from lensmux.graph.index import shared as team
         except ImportError as exc:
             entry.team_warning = f"team index not used: {exc} (install lensmux[postgres])"
             log.warning("%s: %s", entry.root, entry.team_warning)
@@ -207,7 +207,7 @@ class IndexService:
         """The team store failed under a search: go local (a full run starts) and say so in warnings."""
         if entry.shared is None:
             return
-        from lensmux.daemon.search import team
+        from lensmux.graph.index import shared as team
 
         team.detach(entry.shared, entry.indexer)
         entry.shared = None
@@ -225,7 +225,7 @@ class IndexService:
         dsn = self._team_dsn
         if dsn is None:
             raise IndexServiceError('publishing needs [index] store = "postgres" and a dsn (or LENSMUX_INDEX_DSN)')
-        from lensmux.daemon.search import team
+        from lensmux.graph.index import shared as team
 
         entry = self.find(root) or await self.index(root)
         if entry.shared is not None:

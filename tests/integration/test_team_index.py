@@ -92,7 +92,7 @@ def test_team_init_and_grant_prepare_a_database_from_the_command_line(
     repo = _git(py_project, "rev-list", "--max-parents=0", "HEAD")
     with postgres_server.fresh_database() as name:
         dsn = postgres_server.dsn(name)
-        for args in (["init"], ["grant", "devs", "--root", str(py_project)], ["grant", "ci", "--write"]):
+        for args in (["init"], ["grant", "devs", "--root", str(py_project)], ["grant", "--publisher", "ci"]):
             done = subprocess.run(
                 [LENSMUX, "team", *args, "--dsn", dsn], capture_output=True, text=True, cwd=py_project, check=False
             )

@@ -1,4 +1,9 @@
-"""A root's part of the team store (`[index] store = "postgres"`, issue 24): consume and publish.
+"""A root's part of a shared (team) index, issue 24: consume, publish, administer.
+
+The one entry point the daemon has to the team store (`[index] store = "postgres"`): like
+graph/search, daemon/ never imports a store's own modules (an import-linter contract), so
+the store behind a shared index stays a choice made here.
+
 
 Consuming: when a root's index opens, the nearest ancestor of its HEAD that the team
 published is found and its snapshot laid under the local index (graph/index/overlay.py);
@@ -22,8 +27,22 @@ from typing import Any
 
 from lensmux.graph.index import Indexer, IndexReader, IndexStoreError, VectorReader
 from lensmux.graph.index.overlay import OverlayReader, OverlayVectors
+from lensmux.graph.index.postgres.connection import connect
 from lensmux.graph.index.postgres.publish import publish
+from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
 from lensmux.graph.index.postgres.snapshots import Snapshot, git_head, repository_id
+
+__all__ = [
+    "OverlayIndex",
+    "PublishRefused",
+    "SharedIndex",
+    "attach",
+    "detach",
+    "grant_roles",
+    "publish_root",
+    "repository_id",
+    "setup_store",
+]
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
 from lensmux.graph.index.postgres.writer import SnapshotStore
@@ -57,7 +76,7 @@ class SharedIndex:
 
 
 class OverlayIndex:
-    """The SearchIndex (graph/search/engine.py) of a root that overlays a team snapshot."""
+    """What a search reads (graph/search/engine.py SearchIndex) of a root that overlays a team snapshot."""
 
     def __init__(self, shared: SharedIndex) -> None:
         self._shared = shared
@@ -158,3 +177,24 @@ def publish_root(dsn: str, indexer: Indexer) -> dict[str, Any]:
         "learned": done.learned,
         "seconds": round(time.perf_counter() - started, 2),
     }
+
+
+def setup_store(dsn: str, dims: tuple[int, ...]) -> str:
+    """Make (or complete) the team store's schema, roles and policies; what to tell the administrator."""
+    with connect(dsn, application="lensmux team") as conn:
+        migrate(conn, dims=dims)
+    return f"team store ready: readers join {READER_ROLE}, publishers {WRITER_ROLE}"
+
+
+def grant_roles(dsn: str, repo: str, roles: list[tuple[str, bool]], *, revoke_them: bool = False) -> list[str]:
+    """Grant (role, may publish) on a repository, or revoke them, in one transaction; a line per role."""
+    said: list[str] = []
+    with connect(dsn, application="lensmux team") as conn, conn.transaction():
+        for role, write in roles:
+            if revoke_them:
+                revoke(conn, repo, role)
+                said.append(f"{role} no longer has repository {repo}")
+            else:
+                grant(conn, repo, role, write=write)
+                said.append(f"{role} may {'publish and read' if write else 'read'} repository {repo}")
+    return said
