@@ -127,6 +127,11 @@ TOOLS: list[dict[str, Any]] = [
                     "description": "share of the workspace's files indexed when the search ran (below 1 while "
                     "indexing goes on; the workspace's files where the user is come first)",
                 },
+                "shared": {
+                    "type": ["object", "null"],
+                    "description": "the team's published index the unchanged files were answered from "
+                    "(repository, commit); null when the local index answered alone",
+                },
                 "context": _STR,
             },
             ["hits"],

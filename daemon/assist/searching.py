@@ -53,7 +53,8 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
                      "reasons": list(sym.get("reasons") or [])})  # fmt: skip
     structured: dict[str, Any] = {"query": query, "hits": hits, "degraded": bool(response.get("degraded")),
                                   "warnings": list(response.get("warnings") or []),
-                                  "coverage": float(response.get("coverage", 1.0))}  # fmt: skip
+                                  "coverage": float(response.get("coverage", 1.0)),
+                                  "shared": response.get("shared")}  # fmt: skip
     lines = [f"{len(hits)} {'result' if len(hits) == 1 else 'results'} for {query!r}:"]
     for rank, hit in enumerate(hits, 1):
         text = (
@@ -65,6 +66,9 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
         lines.append(f"{rank}. {hit['path']}:{hit['line']}  {hit['kind']} {hit['symbol']}  ({reason})")
         if text:
             lines.append(f"     {text}")
+    shared = structured["shared"]
+    if isinstance(shared, dict):
+        lines.append(f"(unchanged files answered from the team's index of commit {str(shared.get('commit'))[:12]})")
     for warning in structured["warnings"]:
         lines.append(f"warning: {warning}")
     context = response.get("context")

@@ -62,6 +62,10 @@ def render_results(result: dict[str, Any], colour: bool) -> str:
         if reasons:
             out.append(f"{pad}{_paint('33', 'why: ' + describe_reasons(reasons), colour)}")
         out.append("")
+    shared = result.get("shared")
+    if isinstance(shared, dict):
+        commit = str(shared.get("commit", ""))[:12]
+        out.append(_paint("2", f"unchanged files answered from the team's index of commit {commit}", colour))
     for warning in result.get("warnings") or []:
         out.append(_paint("33", f"warning: {warning}", colour))
     return "\n".join(out).rstrip()

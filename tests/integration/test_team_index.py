@@ -73,6 +73,9 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         scaled = _search(consumer, clone, "multiply a value by repeated addition")
         assert "scale" in [s["name"] for s in scaled["ranked_symbols"][:3]]
         assert "Calculator" in {s["name"] for s in _search(consumer, clone, "Calculator compute")["ranked_symbols"]}
+        shown = consumer.run_cli("search", "reconcile ledger entries", "--root", str(clone), timeout=300)
+        assert shown.returncode == 0, shown.stderr
+        assert f"team's index of commit {head[:12]}" in shown.stdout and "reconcile_ledger_entries" in shown.stdout
 
     with running_daemon(tmp_path / "c", _config(f"host={tmp_path / 'nowhere'} dbname=none connect_timeout=1")) as alone:
         result = alone.run_cli("index", str(clone), "--wait", "--json", timeout=600)
