@@ -107,7 +107,7 @@ def measure(name: str, dsn: str, embedder: Embedder, most: int | None) -> dict[s
     vectors = {q: embedder.embed_query(q) for q in queries}
     offline = OfflineIndex(store_dir, root, embedder)
     model = stored_model_id(store_dir) or ""
-    team = TeamStore(dsn)
+    team = TeamStore(dsn, publishing=True)
     try:
         started = time.perf_counter()
         done = publish(team, root, offline.store, offline.vectors, repo=name, commit="bench", model_id=model,

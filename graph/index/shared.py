@@ -153,7 +153,7 @@ def publish_root(dsn: str, indexer: Indexer) -> dict[str, Any]:
     if any(stamp.mtime_ns == BUFFER_MTIME_NS for stamp in indexer.store.file_stamps().values()):
         raise PublishRefused(f"{root}'s index holds an editor's unsaved text; save it or wait for the next run")
     started = time.perf_counter()
-    team = TeamStore(dsn, application="lensmux publish")
+    team = TeamStore(dsn, application="lensmux publish", publishing=True)
     try:
         done = publish(
             team,

@@ -10,14 +10,18 @@ cannot be reached: it searches its local index, saying so in `warnings`.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
-from support.postgres_server import PostgresServer
+from support.postgres_server import PostgresServer, running_postgres
+
+from lensmux.graph.index.postgres.schema import migrate
 
 pytestmark = [pytest.mark.slow]
 
@@ -112,3 +116,34 @@ def test_team_init_and_grant_prepare_a_database_from_the_command_line(
             check=False,
         )
         assert refused.returncode == 1 and "lensmux:" in refused.stderr
+
+
+def test_a_team_store_lost_under_a_search_leaves_the_root_on_its_local_index(py_project: Path, tmp_path: Path) -> None:
+    _git(py_project, "init", "-q")
+    _git(py_project, "add", "-A")
+    _git(py_project, "commit", "-q", "-m", "first")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(py_project), str(clone)], check=True)
+    directory = Path(tempfile.mkdtemp(prefix="lensmux-pg-lost-"))
+    directory.chmod(0o755)
+    try:
+        with running_postgres(directory / "data") as server, server.fresh_database() as name:
+            dsn = server.dsn(name)
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                migrate(conn)
+            with running_daemon(tmp_path / "a", _config(dsn)) as publisher:
+                done = publisher.run_cli("index", str(py_project), "--publish", timeout=600)
+                assert done.returncode == 0, done.stderr
+            with running_daemon(tmp_path / "b", _config(dsn)) as consumer:
+                assert consumer.run_cli("index", str(clone), "--wait", timeout=600).returncode == 0
+                assert _search(consumer, clone, "scale a value")["shared"] is not None
+                server.stop()
+                response = _search(consumer, clone, "multiply a value by repeated addition")
+                assert response["shared"] is None
+                assert any("team index lost" in w for w in response["warnings"]), response["warnings"]
+                # The root indexes every file locally now, and answers from it.
+                consumer.run_cli("index", str(clone), "--wait", timeout=600)
+                later = _search(consumer, clone, "multiply a value by repeated addition")
+                assert "scale" in [s["name"] for s in later["ranked_symbols"][:3]]
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,11 @@ class PostgresServer:
 
     admin_dsn: str
     socket_dir: str
+    _stop: Callable[[], None] = lambda: None
+
+    def stop(self) -> None:
+        """Stop the server now (fault injection: a team store that goes away)."""
+        self._stop()
 
     def dsn(self, database: str, user: str = "postgres") -> str:
         """A libpq DSN for one database of this server (trust authentication: no password)."""
@@ -45,7 +50,7 @@ class PostgresServer:
         try:
             yield name
         finally:
-            with self.admin() as conn:
+            with contextlib.suppress(psycopg.OperationalError), self.admin() as conn:  # stopped: nothing to drop
                 conn.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
 
 
@@ -61,6 +66,6 @@ def running_postgres(directory: Path) -> Iterator[PostgresServer]:
     try:
         info = server.get_postmaster_info()
         socket_dir = str(info.socket_dir)
-        yield PostgresServer(f"host={socket_dir} dbname=postgres user=postgres", socket_dir)
+        yield PostgresServer(f"host={socket_dir} dbname=postgres user=postgres", socket_dir, server.cleanup)
     finally:
         server.cleanup()

@@ -25,15 +25,26 @@ CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 15_000
 
 
-def connect(dsn: str, *, application: str = "lensmux") -> psycopg.Connection[Any]:
-    """An autocommit connection to dsn; StoreUnreachable when the server does not answer."""
+def connect(
+    dsn: str, *, application: str = "lensmux", statement_timeout_ms: int = STATEMENT_TIMEOUT_MS
+) -> psycopg.Connection[Any]:
+    """An autocommit connection to dsn; StoreUnreachable when the server does not answer.
+
+    `statement_timeout_ms` 0 means none (a publisher's transaction writes a whole tree).
+    """
     try:
         return psycopg.connect(
             dsn,
             autocommit=True,
             connect_timeout=int(os.environ.get("PGCONNECT_TIMEOUT", CONNECT_TIMEOUT_S)),
             application_name=application,
-            options=f"-c statement_timeout={STATEMENT_TIMEOUT_MS}",
+            options=f"-c statement_timeout={int(statement_timeout_ms)}",
+            # A server that vanishes mid-answer (a network partition) is noticed, not waited on forever.
+            keepalives=1,
+            keepalives_idle=10,
+            keepalives_interval=5,
+            keepalives_count=3,
+            tcp_user_timeout=CONNECT_TIMEOUT_S * 10_000,
         )
     except psycopg.OperationalError as exc:
         raise StoreUnreachable(f"team store unreachable: {_first_line(exc)}") from exc
@@ -69,6 +80,9 @@ def translate_errors(what: str) -> Iterator[None]:
     """psycopg errors as the index's own: a lost server is StoreUnreachable, the rest IndexStoreError."""
     try:
         yield
+    except psycopg.errors.QueryCanceled as exc:
+        # A statement over its timeout: the store is too slow to wait for, as good as unreachable.
+        raise StoreUnreachable(f"{what}: timed out ({_first_line(exc)})") from exc
     except psycopg.OperationalError as exc:
         raise StoreUnreachable(f"{what}: {_first_line(exc)}") from exc
     except psycopg.Error as exc:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lensmux.graph.index.errors import IndexSchemaMismatch
-from lensmux.graph.index.postgres.connection import Connection, connect
+from lensmux.graph.index.postgres.connection import STATEMENT_TIMEOUT_MS, Connection, connect
 from lensmux.graph.index.postgres.schema import SCHEMA_VERSION, schema_version
 from lensmux.graph.index.postgres.snapshots import Snapshot, ancestors, find_published, repository_id
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
@@ -17,12 +17,14 @@ __all__ = ["TeamStore"]
 class TeamStore:
     """One database of the team store: a reading and a writing connection, shared by its snapshots."""
 
-    def __init__(self, dsn: str, *, application: str = "lensmux") -> None:
+    def __init__(self, dsn: str, *, application: str = "lensmux", publishing: bool = False) -> None:
+        """`publishing`: the writing connection has no statement timeout (one transaction writes a tree)."""
         self.dsn = dsn
         self.reader = Connection(connect(dsn, application=application))
         try:
             self._check_schema()
-            self.writer = Connection(connect(dsn, application=application))
+            timeout = 0 if publishing else STATEMENT_TIMEOUT_MS
+            self.writer = Connection(connect(dsn, application=application, statement_timeout_ms=timeout))
         except BaseException:
             self.reader.close()
             raise
