@@ -94,7 +94,7 @@ def _stage1(
 
 def _ms(times: list[float]) -> dict[str, float]:
     ordered = sorted(times)
-    return {"p50": round(percentile(ordered, 0.5), 2), "p95": round(percentile(ordered, 0.95), 2)}
+    return {"p50": round(percentile(ordered, 50), 2), "p95": round(percentile(ordered, 95), 2)}
 
 
 def measure(name: str, dsn: str, embedder: Embedder, most: int | None) -> dict[str, Any]:

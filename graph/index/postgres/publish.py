@@ -134,6 +134,17 @@ def copy_files(
     return mapping
 
 
+def analyze(team: TeamStore) -> None:
+    """Refresh the planner's statistics after a publish, so searches use the indexes at once.
+
+    Without them, right after a bulk publish the planner sorts every chunk by distance (17 ms
+    a query on tornado) instead of walking the HNSW graph (0.4 ms), until autovacuum gets to
+    it. A role that may not ANALYZE (before PostgreSQL 17's MAINTAIN) only gets a warning.
+    """
+    with team.writer.use("analyze") as conn:
+        conn.execute("ANALYZE lensmux.snapshots, lensmux.files, lensmux.symbols, lensmux.chunks, lensmux.postings")
+
+
 def publish(
     team: TeamStore,
     root: Path,
@@ -171,6 +182,7 @@ def publish(
         ).fetchone()
     assert row is not None  # aggregates always return a row
     files, chunks, vectors = (int(v) for v in row)
+    analyze(team)
     published = Snapshot(snapshot.id, repo, commit, model_id, dim, True)
     log.info("published %s@%s: %d files, %d chunks, %d vectors", repo[:12], commit[:12], files, chunks, vectors)
     return Published(published, files, chunks, vectors, stored)

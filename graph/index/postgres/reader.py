@@ -17,6 +17,7 @@ from lensmux.graph.index.identifiers import fts_match_query
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.postgres import keyword, learned
+from lensmux.graph.index.postgres.cache import Lru, missing
 from lensmux.graph.index.postgres.connection import Connection
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 
@@ -74,6 +75,16 @@ class SnapshotQueries:
         self._reader = reader
         # Shared with the snapshot's vectors (store.py), so both leave out the same chunks.
         self.mask = mask if mask is not None else Mask()
+        # Records by id (cache.py): cleared by this store's writes (writer.py).
+        self._symbol_cache: Lru[int, SymbolRecord | None] = Lru(32_768)
+        self._chunk_cache: Lru[int, ChunkRecord] = Lru(8_192)
+        self._symbol_chunk_cache: Lru[int, list[ChunkRecord]] = Lru(8_192)
+        self._file_cache: Lru[str | None, FileRecord | None] = Lru(8_192)
+
+    def clear_caches(self) -> None:
+        """Forget every cached record (after a write)."""
+        for cache in (self._symbol_cache, self._chunk_cache, self._symbol_chunk_cache, self._file_cache):
+            cache.clear()
 
     def set_mask(self, paths: Collection[str]) -> None:
         """Answer from now on as if the files at these paths were not stored (graph/index/overlay.py)."""
@@ -158,12 +169,17 @@ class SnapshotQueries:
 
     def file(self, path: str | Path) -> FileRecord | None:
         """One indexed file."""
-        rows = self._rows(
-            "read file",
-            f"SELECT {_FILE_COLUMNS} FROM lensmux.files WHERE snapshot = %s AND path = %s",
-            (self.snapshot, self.relative(path)),
-        )
-        return FileRecord(*rows[0]) if rows else None
+        rel = self.relative(path)
+
+        def load() -> FileRecord | None:
+            rows = self._rows(
+                "read file",
+                f"SELECT {_FILE_COLUMNS} FROM lensmux.files WHERE snapshot = %s AND path = %s",
+                (self.snapshot, rel),
+            )
+            return FileRecord(*rows[0]) if rows else None
+
+        return self._file_cache.through(rel, load)
 
     def chunk(self, chunk_id: int) -> ChunkRecord | None:
         """One chunk by id (= vector label)."""
@@ -173,10 +189,18 @@ class SnapshotQueries:
     def chunks(self, chunk_ids: Iterable[int]) -> list[ChunkRecord]:
         """Several chunks at once, in the order asked; ids that no longer exist are skipped."""
         wanted = list(dict.fromkeys(chunk_ids))
-        if not wanted:
-            return []
-        rows = self._rows("read chunks", f"{_CHUNKS} WHERE c.snapshot = %s AND c.id = ANY(%s)", (self.snapshot, wanted))
-        found = {int(r[0]): chunk_record(r) for r in rows}
+        found: dict[int, ChunkRecord] = {}
+        for i in wanted:
+            cached = self._chunk_cache.get(i)
+            if not missing(cached):
+                found[i] = cached  # type: ignore[assignment]
+        asked = [i for i in wanted if i not in found]
+        if asked:
+            query = f"{_CHUNKS} WHERE c.snapshot = %s AND c.id = ANY(%s)"
+            for row in self._rows("read chunks", query, (self.snapshot, asked)):
+                record = chunk_record(row)
+                found[record.id] = record
+                self._chunk_cache.put(record.id, record)
         return [found[i] for i in wanted if i in found]
 
     def chunks_in_file(self, path: str | Path) -> list[ChunkRecord]:
@@ -190,17 +214,26 @@ class SnapshotQueries:
 
     def chunks_for_symbol(self, symbol_id: int) -> list[ChunkRecord]:
         """The chunk(s) made from one symbol (several when it was split into windows)."""
-        rows = self._rows(
-            "read a symbol's chunks",
-            f"{_CHUNKS} WHERE c.snapshot = %s AND c.symbol_id = %s ORDER BY c.start_line",
-            (self.snapshot, symbol_id),
-        )
-        return [chunk_record(r) for r in rows]
+
+        def load() -> list[ChunkRecord]:
+            rows = self._rows(
+                "read a symbol's chunks",
+                f"{_CHUNKS} WHERE c.snapshot = %s AND c.symbol_id = %s ORDER BY c.start_line",
+                (self.snapshot, symbol_id),
+            )
+            return [chunk_record(r) for r in rows]
+
+        return list(self._symbol_chunk_cache.through(symbol_id, load))
 
     def symbol(self, symbol_id: int) -> SymbolRecord | None:
         """One symbol by id."""
-        rows = self._rows("read symbol", f"{_SYMBOLS} WHERE s.snapshot = %s AND s.id = %s", (self.snapshot, symbol_id))
-        return symbol_record(rows[0]) if rows else None
+
+        def load() -> SymbolRecord | None:
+            query = f"{_SYMBOLS} WHERE s.snapshot = %s AND s.id = %s"
+            rows = self._rows("read symbol", query, (self.snapshot, symbol_id))
+            return symbol_record(rows[0]) if rows else None
+
+        return self._symbol_cache.through(symbol_id, load)
 
     def symbols_in_file(self, path: str | Path) -> list[SymbolRecord]:
         """A file's symbols in document order (parents before children)."""

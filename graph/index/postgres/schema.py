@@ -225,6 +225,13 @@ def _roles(conn: psycopg.Connection[Any]) -> None:
         )
     )
     conn.execute(sql.SQL("GRANT USAGE ON ALL SEQUENCES IN SCHEMA lensmux TO {}").format(writer))
+    if conn.info.server_version >= 170000:
+        # Publishers refresh the planner's statistics after a publish (publish.analyze).
+        conn.execute(
+            sql.SQL("GRANT MAINTAIN ON {} TO {}").format(
+                sql.SQL(", ").join(sql.Identifier(SCHEMA, t) for t in REPO_TABLES), writer
+            )
+        )
 
 
 def _policies(conn: psycopg.Connection[Any], table: str) -> None:

@@ -122,6 +122,7 @@ class SnapshotStore(SnapshotQueries):
             learned.forget_mentioned(conn, self.snapshot, frozenset().union(*(f.mentions for f in files)))
             self._refresh_stats(conn)
             self.generation += 1
+        self.clear_caches()
         return WriteResult(removed, new)
 
     def remove_files(self, paths: Iterable[str], *, under: bool = False) -> list[int]:
@@ -142,6 +143,7 @@ class SnapshotStore(SnapshotQueries):
             removed = self._delete_files(conn, targets)
             self._refresh_stats(conn)
             self.generation += 1
+        self.clear_caches()
         return removed
 
     def _delete_files(self, conn: psycopg.Connection[Any], paths: Sequence[str]) -> list[int]:
