@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -51,18 +52,37 @@ def connect(
 
 
 class Connection:
-    """One connection used from any thread, one statement (or transaction) at a time."""
+    """Connections used from any thread, each by one thread at a time (one statement or transaction).
 
-    def __init__(self, conn: psycopg.Connection[Any]) -> None:
-        self.raw = conn
-        # Re-entrant: a publisher holds one transaction around the writes of a whole snapshot.
-        self._lock = threading.RLock()
+    With several (readers), a search's keyword and vector questions, which the engine asks
+    from two worker threads at once, run side by side at the server instead of in turn.
+    A thread that already holds one gets the same one again (re-entrant: a publisher holds
+    one transaction around the writes of a whole snapshot).
+    """
+
+    def __init__(self, *conns: psycopg.Connection[Any]) -> None:
+        self._all = list(conns)
+        self._free: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
+        for conn in conns:
+            self._free.put(conn)
+        self._held = threading.local()
 
     @contextlib.contextmanager
     def use(self, what: str) -> Iterator[psycopg.Connection[Any]]:
-        """The connection, held by this thread; psycopg errors become index errors."""
-        with self._lock, translate_errors(what):
-            yield self.raw
+        """A connection, held by this thread; psycopg errors become index errors."""
+        held: psycopg.Connection[Any] | None = getattr(self._held, "conn", None)
+        if held is not None:
+            with translate_errors(what):
+                yield held
+            return
+        conn = self._free.get()
+        self._held.conn = conn
+        try:
+            with translate_errors(what):
+                yield conn
+        finally:
+            self._held.conn = None
+            self._free.put(conn)
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[psycopg.Connection[Any]]:
@@ -71,8 +91,9 @@ class Connection:
             yield conn
 
     def close(self) -> None:
-        with self._lock:
-            self.raw.close()
+        """Close every connection (call when no thread uses them)."""
+        for conn in self._all:
+            conn.close()
 
 
 @contextlib.contextmanager

@@ -20,7 +20,13 @@ class TeamStore:
     def __init__(self, dsn: str, *, application: str = "lensmux", publishing: bool = False) -> None:
         """`publishing`: the writing connection has no statement timeout (one transaction writes a tree)."""
         self.dsn = dsn
-        self.reader = Connection(connect(dsn, application=application))
+        # Two readers: a search asks its keyword and vector questions at once.
+        first = connect(dsn, application=application)
+        try:
+            self.reader = Connection(first, connect(dsn, application=application))
+        except BaseException:
+            first.close()
+            raise
         try:
             self._check_schema()
             timeout = 0 if publishing else STATEMENT_TIMEOUT_MS
