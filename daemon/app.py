@@ -368,7 +368,8 @@ class Daemon:
         if self.searching is None:
             raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
         try:
-            return await self.searching.index(self._root_param(params), params.get("focus"))
+            overlay = params.get("overlay", True) is not False
+            return await self.searching.index(self._root_param(params), params.get("focus"), overlay=overlay)
         except IndexServiceError as exc:
             raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
 

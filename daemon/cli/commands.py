@@ -92,7 +92,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     root = str(Path(args.root).resolve())
     try:
-        status = _call(args, "lensmux/index", {"root": root})
+        # A publisher indexes every file itself (its snapshot must not rest on an older one).
+        status = _call(args, "lensmux/index", {"root": root, "overlay": False} if args.publish else {"root": root})
     except RemoteError as exc:
         print(f"lensmux: {exc}", file=sys.stderr)
         return 1

@@ -151,12 +151,13 @@ class IndexService:
                 self.model_progress = None
             return self._embedder
 
-    async def index(self, root: Path, focus: Any = None) -> RootIndex:
+    async def index(self, root: Path, focus: Any = None, *, overlay: bool = True) -> RootIndex:
         """Start (or refresh) indexing of `root`; returns at once with the run under way.
 
         The run indexes first the files editors hold open and those under `focus` (the
         directory the command ran from, a request's `focus`); a run already under way puts
-        them next.
+        them next. With a team store, a run first lays the root over the team's nearest
+        published snapshot (again, in case HEAD moved); `overlay=False` (a publisher) does not.
         """
         directory = focus_param(focus)
         resolved = await anyio.Path(root).resolve()
@@ -173,8 +174,16 @@ class IndexService:
             except IndexStoreError as exc:
                 raise IndexServiceError(f"{root}: {exc}") from exc
             entry = RootIndex(root, indexer)
-            await self._attach(entry)
+            if overlay:
+                await self._attach(entry)
             self.roots[root] = entry
+        elif not entry.running and overlay and self._team_dsn is not None:
+            # HEAD may have moved, or a nearer ancestor been published, since the last run.
+            entry.running = True
+            try:
+                await self._attach(entry)
+            finally:
+                entry.running = False
         if not entry.running:
             entry.running = True
             entry.done = anyio.Event()
@@ -197,6 +206,11 @@ class IndexService:
             log.warning("%s: %s", entry.root, entry.team_warning)
             return
         try:
+            if entry.shared is not None:
+                if await anyio.to_thread.run_sync(team.still_nearest, entry.shared, entry.indexer):
+                    return
+                team.detach(entry.shared, entry.indexer)
+                entry.shared = None
             entry.shared = await anyio.to_thread.run_sync(team.attach, dsn, entry.indexer)
             entry.team_warning = None
         except IndexStoreError as exc:
@@ -227,13 +241,13 @@ class IndexService:
             raise IndexServiceError('publishing needs [index] store = "postgres" and a dsn (or LENSMUX_INDEX_DSN)')
         from lensmux.graph.index import shared as team
 
-        entry = self.find(root) or await self.index(root)
+        entry = self.find(root) or await self.index(root, overlay=False)
         if entry.shared is not None:
             # A publisher indexes every file itself: its snapshot must not depend on an older one.
             team.detach(entry.shared, entry.indexer)
             entry.shared = None
             await entry.done.wait()
-            await self.index(entry.root)
+            await self.index(entry.root, overlay=False)
         while entry.running:
             await entry.done.wait()
         if entry.error is not None:

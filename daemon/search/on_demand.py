@@ -123,10 +123,14 @@ class SearchOnDemand:
         self._built.set()
         log.info("search stack loaded")
 
-    async def index(self, root: Path, focus: Any = None) -> dict[str, Any]:
-        """`lensmux/index`: start (or refresh) indexing of `root`, `focus` (a directory) first; its summary."""
+    async def index(self, root: Path, focus: Any = None, *, overlay: bool = True) -> dict[str, Any]:
+        """`lensmux/index`: start (or refresh) indexing of `root`, `focus` (a directory) first; its summary.
+
+        `overlay=False` (a publisher's run) indexes every file rather than laying the root over
+        the team's published index.
+        """
         indexes, _ = await self.services()
-        return indexes.summary(await indexes.index(root, focus))
+        return indexes.summary(await indexes.index(root, focus, overlay=overlay))
 
     async def publish(self, root: Path) -> dict[str, Any]:
         """`lensmux/publish`: index `root` fully, then copy its index into the team snapshot of its HEAD."""

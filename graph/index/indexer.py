@@ -95,7 +95,8 @@ class Indexer:
         self.updates = UpdateTickets()
         # A team's published index this root overlays (graph/index/overlay.py): path -> sha256 of
         # its files. Files with that content are not indexed here; `absent` are its files this
-        # tree does not have. None: index every file.
+        # tree does not have. None: index every file. Replaced whole (never mutated), so an
+        # update can tell it changed under it.
         self.baseline: Mapping[str, str] | None = None
         self.absent: set[str] = set()
 
@@ -306,9 +307,12 @@ class Indexer:
                 ):
                     await self.remove_file(rel)  # back to the shared content: the shared rows answer
                     return False
+            baseline = self.baseline
             outcome = await self._prepare(walked, await self._known(rel))
             if not await self._batch_writer.commit([outcome]):
                 self._changed.set()
+                if self.baseline is not baseline:
+                    continue  # the shared snapshot changed meanwhile: decide again which side answers
                 return isinstance(outcome, Prepared)
         log.info("%s keeps changing; leaving it to the next event", rel)
         return False

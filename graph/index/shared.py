@@ -42,6 +42,7 @@ __all__ = [
     "publish_root",
     "repository_id",
     "setup_store",
+    "still_nearest",
 ]
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
@@ -115,6 +116,12 @@ def attach(dsn: str, indexer: Indexer) -> SharedIndex | None:
         raise
     log.info("%s overlays the team's index of %s", indexer.root, snapshot.commit[:12])
     return shared
+
+
+def still_nearest(shared: SharedIndex, indexer: Indexer) -> bool:
+    """Whether the attached snapshot is still the nearest published one for the root's HEAD (blocking)."""
+    nearest = shared.team.nearest_published(indexer.root, indexer.model_id)
+    return nearest is not None and nearest.id == shared.snapshot.id
 
 
 def detach(shared: SharedIndex, indexer: Indexer) -> None:

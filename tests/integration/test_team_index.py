@@ -18,7 +18,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
 from support.postgres_server import PostgresServer, running_postgres
 
 from lensmux.graph.index.postgres.schema import migrate
@@ -81,13 +81,35 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         assert shown.returncode == 0, shown.stderr
         assert f"team's index of commit {head[:12]}" in shown.stdout and "reconcile_ledger_entries" in shown.stdout
 
+        # The team publishes a newer commit; the clone pulls it and its next run moves onto it.
+        (py_project / "demo" / "audit.py").write_text(
+            "def audit_trail_export(rows: list[str]) -> str:\n    return ''\n"
+        )
+        _git(py_project, "add", "-A")
+        _git(py_project, "commit", "-q", "-m", "second")
+        second = _git(py_project, "rev-parse", "HEAD")
+        with running_daemon(tmp_path / "a2", _config(team_database)) as publisher:
+            assert publisher.run_cli("index", str(py_project), "--publish", timeout=600).returncode == 0
+        _git(clone, "stash", "-q")
+        _git(clone, "pull", "-q", "--ff-only")
+        assert consumer.run_cli("index", str(clone), "--wait", timeout=600).returncode == 0
+
+        def settled() -> bool:
+            # The watcher's events of the stash and the pull may land after the run: nothing differs now.
+            status = consumer.call("lensmux/indexStatus", {"root": str(clone)})
+            return bool(status["shared"]) and status["shared"]["commit"] == second and status["files"] == 0
+
+        wait_until(settled, timeout=60, what="the clone on the second commit, nothing indexed locally")
+        found = _search(consumer, clone, "audit trail export")
+        assert found["ranked_symbols"][0]["name"] == "audit_trail_export"
+
     with running_daemon(tmp_path / "c", _config(f"host={tmp_path / 'nowhere'} dbname=none connect_timeout=1")) as alone:
         result = alone.run_cli("index", str(clone), "--wait", "--json", timeout=600)
         assert result.returncode == 0, result.stderr
-        response = _search(alone, clone, "reconcile ledger entries")
+        response = _search(alone, clone, "audit trail export")
         assert response["shared"] is None
         assert any("team index not used" in w for w in response["warnings"])
-        assert response["ranked_symbols"][0]["name"] == "reconcile_ledger_entries"
+        assert response["ranked_symbols"][0]["name"] == "audit_trail_export"
 
 
 def test_team_init_and_grant_prepare_a_database_from_the_command_line(
