@@ -57,6 +57,8 @@ class RootIndex:
     error: str | None = None
     # What the call-graph learner is doing for this root (graph_learning.py).
     learning: str = "not started"
+    # Learning rounds stopped because a client spoke (graph_learning.py).
+    learning_interrupted: int = 0
 
 
 class IndexService:
@@ -344,7 +346,12 @@ def _graph_status(entry: RootIndex) -> dict[str, Any]:
         learned, learnable = entry.indexer.store.learned_counts()
     except (IndexStoreError, RootNotIndexed):
         return {"state": entry.learning}
-    return {"learned": learned, "learnable": learnable, "state": entry.learning}
+    return {
+        "learned": learned,
+        "learnable": learnable,
+        "state": entry.learning,
+        "interrupted_rounds": entry.learning_interrupted,
+    }
 
 
 def _elapsed(entry: RootIndex) -> float | None:
