@@ -95,6 +95,10 @@ class VectorCache:
         self._conn: sqlite3.Connection | None = None
         self._models: dict[str, int] = {}
         self.hits = self.misses = self.evicted = self.rebuilt = 0
+        # As of this process's last read or write of the file: stats() takes neither the lock
+        # nor the file, because `lensmux status` runs on the daemon's event loop.
+        self._bytes = 0
+        self._row_bytes = 0
 
     @classmethod
     def open(cls, path: Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> VectorCache:
@@ -116,6 +120,8 @@ class VectorCache:
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("PRAGMA synchronous = NORMAL")
                     conn.executescript(_DDL)
+                    size = int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
+                    row = conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
                 except sqlite3.Error:
                     conn.close()
                     raise
@@ -134,6 +140,8 @@ class VectorCache:
                 return
             self._conn = conn
             self._models = {}
+            self._bytes = size
+            self._row_bytes = int(row[0]) + ROW_OVERHEAD if row else 0
             return
 
     def _discard(self, exc: BaseException) -> None:
@@ -209,6 +217,8 @@ class VectorCache:
             conn.execute("COMMIT")
         self.hits += len(found)
         self.misses += len(wanted) - len(found)
+        if found:
+            self._row_bytes = dim * 4 + ROW_OVERHEAD
         return found
 
     def put(self, model_id: str, vectors: Mapping[str, Vector]) -> None:
@@ -227,21 +237,18 @@ class VectorCache:
             ]
             insert = "INSERT OR IGNORE INTO vectors(model, digest, vector, used) VALUES (?, ?, ?, ?)"
             cursor = conn.executemany(insert, rows)
-            added = cursor.rowcount * (len(rows[0][2]) + ROW_OVERHEAD)
-            total = _add_bytes(conn, added)
+            self._row_bytes = len(rows[0][2]) + ROW_OVERHEAD
+            total = _add_bytes(conn, cursor.rowcount * self._row_bytes)
             if total > self.max_bytes:
-                self.evicted += _evict(conn, total - int(self.max_bytes * EVICT_TO))
+                evicted, total = _evict(conn, total - int(self.max_bytes * EVICT_TO))
+                self.evicted += evicted
             conn.execute("COMMIT")
+            self._bytes = total
 
     def stats(self) -> VectorCacheStats:
-        """Entries, bytes and this process's hits, misses, evictions and rebuilds."""
-        entries = size = 0
-        with self._using("reading its size") as conn:
-            if conn is not None:
-                size = int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
-                # An estimate from the byte count: count(*) would read the whole table.
-                row = conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
-                entries = size // (int(row[0]) + ROW_OVERHEAD) if row else 0
+        """Entries, bytes and this process's hits, misses, evictions and rebuilds (without reading the file)."""
+        size = self._bytes if self._conn is not None else 0
+        entries = size // self._row_bytes if self._row_bytes else 0
         return VectorCacheStats(
             str(self.path), entries, size, self.max_bytes, self.hits, self.misses, self.evicted, self.rebuilt
         )
@@ -266,8 +273,8 @@ def _add_bytes(conn: sqlite3.Connection, delta: int) -> int:
     return int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
 
 
-def _evict(conn: sqlite3.Connection, excess: int) -> int:
-    """Delete the least recently used rows until `excess` bytes are gone; returns how many rows."""
+def _evict(conn: sqlite3.Connection, excess: int) -> tuple[int, int]:
+    """Delete the least recently used rows until `excess` bytes are gone; returns how many rows, and the bytes left."""
     gone = freed = 0
     while freed < excess:
         rows = conn.execute("SELECT model, digest, length(vector) FROM vectors ORDER BY used LIMIT 256").fetchall()
@@ -281,5 +288,4 @@ def _evict(conn: sqlite3.Connection, excess: int) -> int:
                 break
         conn.executemany("DELETE FROM vectors WHERE model = ? AND digest = ?", take)
         gone += len(take)
-    _add_bytes(conn, -freed)
-    return gone
+    return gone, _add_bytes(conn, -freed)
