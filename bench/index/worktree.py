@@ -141,6 +141,8 @@ def _measure(daemon: DaemonProc, label: str, root: Path, git: tuple[str, ...] | 
 
 
 def _series(base: Path, *, cache: bool) -> list[dict[str, Any]]:
+    # Nothing of an earlier run: its indexes and vector cache (the daemon's state) would answer.
+    shutil.rmtree(base, ignore_errors=True)
     repo = make_repository(base / "git")
     config = config_text() + ("" if cache else "\n[daemon.index]\nvector_cache_mb = 0\n")
     with launch_daemon(base / "daemon", config, log_level="info", stop_timeout=120) as daemon:
