@@ -239,6 +239,7 @@ class Store(StoreQueries):
                     ids.append(chunk_id)
                 new.append(ids)
                 delta.add(1, len(symbol_ids), len(ids))
+                delta.learnable += sum(1 for sym in f.symbols if learned.learnable(sym.kind))
             learned.forget_mentioned(conn, frozenset().union(*(f.mentions for f in files)))
             delta.apply(conn)
             self.generation += 1
@@ -277,6 +278,10 @@ class Store(StoreQueries):
         symbols = conn.execute("SELECT count(*) FROM symbols WHERE file_id = ?", (file_id,)).fetchone()[0]
         delta.add(-1, -symbols, -len(ids))
         learned.forget_related(conn, file_id)
+        # What learned.file_counts finds now goes with the symbols below (the cascade counts nothing).
+        gone_learned, gone_learnable = learned.file_counts(conn, file_id)
+        delta.learned -= gone_learned
+        delta.learnable -= gone_learnable
         conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
@@ -298,10 +303,12 @@ class _Delta:
     pays for the rows it touches only, and the counts still change with the rows they count.
     """
 
-    __slots__ = ("chunks", "files", "symbols")
+    __slots__ = ("chunks", "files", "learnable", "learned", "symbols")
 
     def __init__(self) -> None:
         self.files = self.symbols = self.chunks = 0
+        # Of the learned graph's counts (learned.py): learned and learnable symbols.
+        self.learned = self.learnable = 0
 
     def add(self, files: int, symbols: int, chunks: int) -> None:
         self.files += files
@@ -313,3 +320,4 @@ class _Delta:
             "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
             [(self.files, META_FILES), (self.symbols, META_SYMBOLS), (self.chunks, META_CHUNKS)],
         )
+        learned.add_counts(conn, self.learned, self.learnable)
