@@ -94,8 +94,13 @@ def test_a_write_reads_no_whole_table_and_keeps_the_counts(tmp_path: Path) -> No
         store.write_files([_file(f"src/m{i}.py", 4) for i in range(50)])
         scans = _whole_table_scans(store, lambda: store.write_files([_file("src/m1.py", 6), _file("src/new.py", 2)]))
         assert scans == []
+        # Paths beside the directory, not below it: a range over the path index must leave them.
+        beside = ["src.py", "src0/x.py", "src-old/y.py", "srcs/z.py", "sr/c.py"]
+        store.write_files([_file(path, 1) for path in beside])
         scans = _whole_table_scans(store, lambda: store.remove_files(["src"], under=True))
         assert scans == []
+        assert sorted(store.file_stamps()) == sorted(beside)
+        store.remove_files(beside)
         assert _rows(store) == (0, 0, 0)
         assert store.counts().files == 0
         store.write_files([_file(f"a/m{i}.py", 3) for i in range(5)], remove=["a/m0.py"])
