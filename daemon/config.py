@@ -113,6 +113,9 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     seeds_kept: Annotated[float, msgspec.Meta(gt=0.0, le=20.0)] | UnsetType = UNSET
     max_graph_depth: Annotated[int, msgspec.Meta(ge=0, le=3)] | UnsetType = 1
     max_nodes: Annotated[int, msgspec.Meta(ge=1, le=10_000)] | UnsetType = UNSET
+    # Neighbours a node keeps per relation, in expansion and in the learned call graph
+    # stored with the index (so that graph holds at most this many edges per symbol and relation).
+    max_neighbors: Annotated[int, msgspec.Meta(ge=1, le=1000)] | UnsetType = 25
     expand_seeds: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = 5
     # Ask references for functions too, not only their call hierarchy.
     callable_references: bool | UnsetType = UNSET
@@ -124,6 +127,7 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     # for `learn_quiet` seconds (daemon/search/graph_learning.py).
     learn_graph: bool | UnsetType = UNSET
     learn_quiet: Seconds | UnsetType = UNSET
+    learn_in_flight: Annotated[int, msgspec.Meta(ge=1, le=64)] | UnsetType = UNSET
     # A search first waits this long at most for the edits, saves and file events the
     # daemon already knows of to reach the index (it reads the writes it follows).
     fresh_wait: Seconds | UnsetType = UNSET
@@ -172,6 +176,38 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
         return "on when the model loads" if self.query_adapter else "off"
 
 
+class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """`[daemon.index]`: the caps on what indexing keeps, so memory and disk grow with the tree, no faster.
+
+    `lensmux status` shows them all (`caps()`). A cap on a file's chunks or a chunk's tokens
+    applies to files written after it changes; the hnsw graph's `m` and `ef_construction`
+    to indexes built after (a saved graph keeps its own), `ef_search` at once.
+    """
+
+    # The user's content-addressed vectors shared by every root (graph/index/vector_cache.py),
+    # in MiB on disk; least recently used vectors go past it; 0 turns the cache off.
+    vector_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 512
+    # Bigger files are not indexed.
+    max_file_kb: Annotated[int, msgspec.Meta(ge=1, le=1024 * 1024)] = 1024
+    # A file gives at most this many chunks, each at most this many tokens (halved until it fits).
+    max_file_chunks: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 400
+    max_chunk_tokens: Annotated[int, msgspec.Meta(ge=16, le=8192)] = 512
+    # hnswlib: links per node (memory is about 8*m bytes a vector beyond the vector itself),
+    # candidate list while building and while searching.
+    hnsw_m: Annotated[int, msgspec.Meta(ge=4, le=96)] = 16
+    hnsw_ef_construction: Annotated[int, msgspec.Meta(ge=16, le=2000)] = 200
+    hnsw_ef_search: Annotated[int, msgspec.Meta(ge=8, le=2000)] = 64
+    # The vector graph is rebuilt once more than this share of it is deleted vectors.
+    compact_fraction: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.2
+    # A transaction (and what a full run holds prepared in memory) is at most this many files or chunks.
+    commit_files: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 64
+    commit_chunks: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 512
+
+    def caps(self) -> dict[str, int | float]:
+        """Every cap, for `lensmux status`."""
+        return {name: getattr(self, name) for name in self.__struct_fields__}
+
+
 class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """Daemon-wide settings."""
 
@@ -190,6 +226,15 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     search: HybridSearchConfig = msgspec.field(default_factory=HybridSearchConfig)
     embedding: EmbeddingConfig = msgspec.field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = msgspec.field(default_factory=MemoryConfig)
+    index: IndexSettings = msgspec.field(default_factory=IndexSettings)
+
+    def index_caps(self) -> dict[str, int | float]:
+        """Every cap on what indexing and the learned call graph keep, for `lensmux status`."""
+        neighbors = self.search.max_neighbors
+        return {
+            **self.index.caps(),
+            "learned_edges_per_relation": 25 if isinstance(neighbors, UnsetType) else neighbors,
+        }
 
 
 # libpq keywords and URI parts that carry a secret: lensmux's own files never hold one.

@@ -91,4 +91,18 @@ def render_indexes(index: Any) -> list[str]:
             )
         if error:
             lines.append(f"             error: {error}")
+    cache = index.get("vector_cache")
+    if isinstance(cache, dict):
+        lines.append(
+            f"  vector cache: {cache.get('entries', 0)} vectors, {_mib(cache.get('bytes'))} of "
+            f"{_mib(cache.get('max_bytes'))} MiB; {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses, "
+            f"{cache.get('evicted', 0)} evicted  {cache.get('path', '')}"
+        )
+    caps = index.get("caps")
+    if isinstance(caps, dict) and caps:
+        lines.append("  caps: " + ", ".join(f"{key} {value}" for key, value in caps.items()))
     return lines
+
+
+def _mib(value: Any) -> str:
+    return f"{float(value) / (1024 * 1024):.1f}" if isinstance(value, (int, float)) else "?"

@@ -16,13 +16,21 @@ postpone discovery, so that the server gets the pause it waits for, and those wh
 depend on it, so that they cover the whole workspace. Everything else goes on. The server
 discovers within milliseconds of that pause (pyright logs "Found N source files"); one that has
 not said so after `limit_s` is waited for no longer, until it starts discovering again.
+
+Held messages go on in the order they arrived, across clients and the daemon's own requests
+(`in_order`): each takes a ticket, and a message's routing, up to its write to the server, is
+done before the next ticket's starts. Released all at once, they would race through their
+awaits (the document lock, the pipe), and an assistant's question asked after an editor's
+held edit could reach the server before the edit and be answered about the old text.
+Messages that arrive while earlier ones are still going on queue behind them the same way.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 
 import anyio
 
@@ -55,6 +63,11 @@ class DiscoveryGate:
         self._held = 0
         # Created on first wait: the gate is built before any event loop runs in unit tests.
         self._changed: anyio.Event | None = None
+        # Tickets of `in_order`: issued so far, the one whose turn it is, and those given up
+        # (their asker went away before its turn), skipped when the turn reaches them.
+        self._issued = 0
+        self._turn = 0
+        self._abandoned: set[int] = set()
 
     def begin(self) -> None:
         """The server starts discovering anew (its start, a folder added): the limit counts afresh."""
@@ -82,6 +95,45 @@ class DiscoveryGate:
             self._wake()
             return False
         return True
+
+    def queues(self, method: str, *, own: bool = False) -> bool:
+        """Whether a message must go through `in_order`: it is held, or held ones are still going on.
+
+        A client's message of a method the adapter does not list never queues ("everything
+        else goes on"); the daemon's own requests (`own`) queue behind held messages whatever
+        their method, since they ask about what clients' held edits change.
+        """
+        if self.holds(method):
+            return True
+        return self._issued > self._turn and (own or method in self.adapter.waits_for_discovery)
+
+    @asynccontextmanager
+    async def in_order(self, method: str, *, own: bool = False) -> AsyncIterator[None]:
+        """Run the block (a message's routing, up to its write) once it may go, in arrival order."""
+        if not self.queues(method, own=own):
+            yield
+            return
+        ticket = self._issued
+        self._issued += 1
+        try:
+            await self.wait(method)
+            while self._turn != ticket:
+                if self._changed is None:
+                    self._changed = anyio.Event()
+                await self._changed.wait()
+            yield
+        finally:
+            if self._turn == ticket:
+                self._advance()
+            else:
+                self._abandoned.add(ticket)
+
+    def _advance(self) -> None:
+        self._turn += 1
+        while self._turn in self._abandoned:
+            self._abandoned.discard(self._turn)
+            self._turn += 1
+        self._wake()
 
     async def wait(self, method: str) -> None:
         """Return once a message of `method` may go to the server."""

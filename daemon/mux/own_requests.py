@@ -33,16 +33,37 @@ _JOIN_TABLE_PRUNE = 256
 async def request(instance: Instance, method: str, params: Any, limit: float) -> Any:
     """Ask the server `method` with `params` as the daemon; the decoded result."""
     discovery = instance.warmup.discovery
-    if discovery.holds(method):
+    if discovery.queues(method, own=True):
         # As a client's would (discovery.py): an index run's symbol requests must not keep the
-        # server from discovering its workspace, nor a search expand from half of it.
-        await discovery.wait(method)
+        # server from discovering its workspace, nor a search expand from half of it; and a
+        # question must not overtake an editor's edit that waited before it.
+        async with discovery.in_order(method, own=True):
+            sent = await _send(instance, method, params, limit)
+    else:
+        sent = await _send(instance, method, params, limit)
+    if isinstance(sent, _Hit):
+        return sent.value
+    entry, storable = sent
+    return await _answer(instance, entry, method, limit, storable=storable)
+
+
+class _Hit:
+    """A cached answer, decoded."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
+async def _send(instance: Instance, method: str, params: Any, limit: float) -> tuple[Pending, bool] | _Hit:
+    """The cached answer, or the entry of the request now sent (or joined), and whether its answer is kept."""
     key = instance.cache.key_for(method, params)
     storable = key is not None and instance.caching_allowed(method)
     if key is not None:
         hit = instance.cache.get(key)
         if hit is not None:
-            return msgspec.json.decode(hit)
+            return _Hit(msgspec.json.decode(hit))
     entry = _joinable(instance, key) if storable else None
     if entry is None:
         if not instance.breaker.allow():
@@ -57,7 +78,7 @@ async def request(instance: Instance, method: str, params: Any, limit: float) ->
             if storable:
                 _remember(instance, key, entry)
         await instance.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
-    return await _answer(instance, entry, method, limit, storable=storable)
+    return entry, storable
 
 
 def _joinable(instance: Instance, key: CacheKey | None) -> Pending | None:

@@ -64,10 +64,16 @@ async def from_client(instance: Instance, client: ClientSession, env: Envelope) 
     method = env.method
     assert isinstance(method, str)
     discovery = instance.warmup.discovery
-    if discovery.holds(method):
+    if discovery.queues(method):
         # The server has yet to discover its workspace (discovery.py): this client's messages
-        # wait here, in order, until it has.
-        await discovery.wait(method)
+        # wait here until it has, then go on in the order they came, other clients' included.
+        async with discovery.in_order(method):
+            await _route(instance, client, env, method)
+        return
+    await _route(instance, client, env, method)
+
+
+async def _route(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     if env.id is not UNSET:
         await _client_request(instance, client, env, method)
         return
@@ -112,7 +118,7 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
     True once it is routed (sent to the server, answered or joined), exactly as
     `from_client` would have; False, with nothing changed, when the server is not
     ready, the breaker is not closed, the request must wait for the server's discovery
-    of its workspace or the server's pipe does not take a write at once: the session's
+    of its workspace (or behind messages that did) or the server's pipe does not take a write at once: the session's
     reader task then routes it the ordinary way. The session
     offers only requests, and only while nothing of that client is queued or being
     handled, so nothing of the client's is overtaken.
@@ -124,7 +130,7 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
         link is None
         or not instance.ready
         or instance.breaker.state is not BreakerState.CLOSED
-        or instance.warmup.discovery.holds(method)
+        or instance.warmup.discovery.queues(method)
         or not link.writer.writes_now()
     ):
         return False

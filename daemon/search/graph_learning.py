@@ -8,11 +8,18 @@ server has discovered its workspace, it asks about a few symbols no search has n
 yet and stores the complete answers with the index (graph/search/learn.py). Editors
 keep priority: every round is a handful of symbols, and the next round waits for quiet
 again. Once a root is learned the task sleeps until an index changes.
+
+A client that speaks during a round stops it (`_round`): a server answers one request at a
+time, so each learning request still to be sent would be one more ahead of the client's
+question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
+round's symbols are asked again at the next quiet moment. Learning sends one request at a
+time (`learn_in_flight`), so a client's question waits behind one learning request at most.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +28,7 @@ import anyio
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.indexing import IndexService, RootIndex
 from lensmux.graph.index import IndexStoreError, RootNotIndexed
-from lensmux.graph.search import SearchConfig, learn_round
+from lensmux.graph.search import LearnRound, SearchConfig, learn_round
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +39,8 @@ ROUND_SYMBOLS = 4
 RECHECK_S = 60.0
 # The shortest wait between two looks at whether editors are quiet (learn_quiet may be 0).
 MIN_WAIT_S = 0.1
+# How often a round looks whether a client has spoken since it began.
+INTERRUPT_POLL_S = 0.02
 
 
 class GraphLearner:
@@ -88,6 +97,29 @@ class GraphLearner:
             closed = await self._gateway.release_documents()
             log.debug("learning paused: closed %d documents kept open at the servers", closed)
 
+    async def _interruptible_round(self, entry: RootIndex, config: SearchConfig) -> LearnRound | None:
+        """One round, or None if a client spoke (or a search began) before it was done."""
+        began = time.monotonic()
+        result: LearnRound | None = None
+        async with anyio.create_task_group() as group:
+
+            async def watch() -> None:
+                # Client activity is a timestamp per instance, not an event: polled, only during a round.
+                while not self._busy() and self._gateway.quiet(time.monotonic() - began):  # noqa: ASYNC110
+                    await anyio.sleep(INTERRUPT_POLL_S)
+                group.cancel_scope.cancel()
+
+            async def learn() -> None:
+                nonlocal result
+                result = await learn_round(
+                    entry.indexer, self._gateway, config, after=self._cursor.get(entry.root, 0), limit=ROUND_SYMBOLS
+                )
+                group.cancel_scope.cancel()
+
+            group.start_soon(watch)
+            group.start_soon(learn)
+        return result
+
     def _next_root(self) -> RootIndex | None:
         """The first indexed root with something left to learn."""
         for root, entry in self._indexes.roots.items():
@@ -108,14 +140,17 @@ class GraphLearner:
         try:
             if not self._cursor.get(root):
                 self._pass_start[root] = entry.indexer.store.generation
-            done = await learn_round(
-                entry.indexer, self._gateway, config, after=self._cursor.get(root, 0), limit=ROUND_SYMBOLS
-            )
+            done = await self._interruptible_round(entry, config)
         except (IndexStoreError, RootNotIndexed) as exc:
             log.warning("learning the call graph of %s stopped: %s", root, exc)
             self._cursor[root] = 0
             self._finished_at[root] = self._pass_start.get(root, -1)
             entry.learning = f"stopped: {exc}"
+            return
+        if done is None:
+            entry.learning = "interrupted by a client"
+            entry.learning_interrupted += 1
+            log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
         if done.done:
             # Files written during the pass may have made symbols behind the cursor unlearned:

@@ -27,9 +27,18 @@ from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search import model_memory
 from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.index_inputs import LspSymbolSource, fault_hold_from_env, focus_of, focus_param
-from lensmux.graph.index import IndexConfig, Indexer, IndexStoreError, ProgressSnapshot, RootNotIndexed
+from lensmux.graph.index import (
+    ChunkConfig,
+    HnswParams,
+    IndexConfig,
+    Indexer,
+    IndexStoreError,
+    ProgressSnapshot,
+    RootNotIndexed,
+)
 from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.order import Focus
+from lensmux.graph.index.vector_cache import VectorCache
 
 if TYPE_CHECKING:
     # graph/index/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
@@ -71,6 +80,9 @@ class RootIndex:
 
         return OverlayIndex(self.shared) if self.shared is not None else self.indexer
 
+    # Learning rounds stopped because a client spoke (graph_learning.py).
+    learning_interrupted: int = 0
+
 
 class IndexService:
     """Indexes by root, created on first request."""
@@ -94,7 +106,9 @@ class IndexService:
         # A search waits for the pending edits: index them now, not after the pause.
         self._hurry = False
         self._changed = anyio.Event()
-        self._index_config = IndexConfig(fault_hold=fault_hold_from_env())
+        self._index_config = index_config(config)
+        # The user's vectors by content (graph/index/vector_cache.py), opened with the first index.
+        self._vector_cache: VectorCache | None = None
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
@@ -168,7 +182,16 @@ class IndexService:
         if entry is None:
             embedder = await self.embedder()
             symbols = LspSymbolSource(self._internal, root)
-            indexer = Indexer(root, None, embedder, symbols, config=self._index_config, model_id=_model_id(embedder))
+            cache = await self._open_vector_cache()
+            indexer = Indexer(
+                root,
+                None,
+                embedder,
+                symbols,
+                config=self._index_config,
+                model_id=_model_id(embedder),
+                vector_cache=cache,
+            )
             try:
                 await indexer.open()
             except IndexStoreError as exc:
@@ -256,6 +279,15 @@ class IndexService:
             return await anyio.to_thread.run_sync(team.publish_root, dsn, entry.indexer)
         except IndexStoreError as exc:
             raise IndexServiceError(f"publishing {entry.root}: {exc}") from exc
+
+    async def _open_vector_cache(self) -> VectorCache | None:
+        """The vector cache every root shares, or None when `[daemon.index] vector_cache_mb` is 0."""
+        megabytes = self._config.index.vector_cache_mb
+        if self._vector_cache is None and megabytes > 0:
+            self._vector_cache = await anyio.to_thread.run_sync(
+                lambda: VectorCache.open(max_bytes=megabytes * 1024 * 1024)
+            )
+        return self._vector_cache
 
     def refocus(self, entry: RootIndex, directory: Path | None) -> None:
         """While the root is indexed, index next the files editors hold open and those under `directory`."""
@@ -398,6 +430,8 @@ class IndexService:
                 "query_adapter": self._query_adapter_state(),
             },
             "roots": [self.summary(e) for e in self.roots.values()],
+            "caps": self._config.index_caps(),
+            "vector_cache": self._vector_cache.stats().as_dict() if self._vector_cache is not None else None,
         }
 
     def _query_adapter_state(self) -> str:
@@ -423,6 +457,22 @@ class IndexService:
                     log.error("closing the index of %s: %s", entry.root, exc)
                 if entry.shared is not None:
                     entry.shared.close()
+        if self._vector_cache is not None:
+            self._vector_cache.close()
+
+
+def index_config(config: DaemonConfig) -> IndexConfig:
+    """The indexer's tunables with the caps of `[daemon.index]`."""
+    caps = config.index
+    return IndexConfig(
+        chunks=ChunkConfig(max_chunk_tokens=caps.max_chunk_tokens, max_file_chunks=caps.max_file_chunks),
+        hnsw=HnswParams(m=caps.hnsw_m, ef_construction=caps.hnsw_ef_construction, ef_search=caps.hnsw_ef_search),
+        max_file_bytes=caps.max_file_kb * 1024,
+        compact_fraction=caps.compact_fraction,
+        commit_files=caps.commit_files,
+        commit_chunks=caps.commit_chunks,
+        fault_hold=fault_hold_from_env(),
+    )
 
 
 def _relative(entry: RootIndex, path: Path) -> str:
@@ -436,7 +486,12 @@ def _graph_status(entry: RootIndex) -> dict[str, Any]:
         learned, learnable = entry.indexer.store.learned_counts()
     except (IndexStoreError, RootNotIndexed):
         return {"state": entry.learning}
-    return {"learned": learned, "learnable": learnable, "state": entry.learning}
+    return {
+        "learned": learned,
+        "learnable": learnable,
+        "state": entry.learning,
+        "interrupted_rounds": entry.learning_interrupted,
+    }
 
 
 def _elapsed(entry: RootIndex) -> float | None:

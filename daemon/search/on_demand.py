@@ -174,4 +174,9 @@ class SearchOnDemand:
             return self.indexes.status()
         # IndexService's own answer with no root and no model (tests/daemon/test_search_on_demand.py).
         adapter = self._config.embedding.query_adapter_before_load()
-        return {"model": {"state": "not loaded", "progress": None, "query_adapter": adapter}, "roots": []}
+        return {
+            "model": {"state": "not loaded", "progress": None, "query_adapter": adapter},
+            "roots": [],
+            "caps": self._config.index_caps(),
+            "vector_cache": None,
+        }

@@ -16,6 +16,7 @@ from lensmux.graph.index.errors import EmbeddingFailed
 from lensmux.graph.index.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
 from lensmux.graph.index.protocols import Embedder
 from lensmux.graph.index.sqlite.persistence import IndexFiles
+from lensmux.graph.index.vector_cache import VectorCache
 from lensmux.graph.index.walk import WalkedFile
 
 Vectors = npt.NDArray[numpy.float32]
@@ -52,16 +53,28 @@ class BatchWriter:
 
     Every mutation happens under write_lock (shared with vector saves); embedding new
     texts happens before taking it, so searches and saves are not held up by the model.
+    Texts the user's vector cache (vector_cache.py) holds under `model_id` are not
+    embedded again, whichever root embedded them; what the model makes goes into it.
     """
 
     def __init__(
-        self, root: Path, files: IndexFiles, embedder: Embedder, config: IndexConfig, write_lock: anyio.Lock
+        self,
+        root: Path,
+        files: IndexFiles,
+        embedder: Embedder,
+        config: IndexConfig,
+        write_lock: anyio.Lock,
+        *,
+        cache: VectorCache | None = None,
+        model_id: str = "",
     ) -> None:
         self.root = root
         self.files = files
         self.embedder = embedder
         self.config = config
         self.write_lock = write_lock
+        self.cache = cache
+        self.model_id = model_id
 
     async def commit(self, batch: Sequence[Outcome]) -> list[WalkedFile]:
         """Write a batch; returns the files that changed on disk meanwhile (not written)."""
@@ -114,7 +127,8 @@ class BatchWriter:
         while files.pending:
             wanted = sorted(files.pending)[: self.config.embed_batch * 4]
             rows = await anyio.to_thread.run_sync(files.store.chunk_texts, wanted)
-            matrix = await self.embed([text for _, text in rows])
+            by_text = await self.embed_map([text for _, text in rows])
+            matrix = numpy.stack([by_text[text] for _, text in rows]) if rows else _empty(self.embedder.dim)
             async with self.write_lock:
                 # Chunks deleted while we embedded must not get a vector back.
                 alive = [i for i, (chunk_id, _) in enumerate(rows) if chunk_id in files.pending]
@@ -127,8 +141,18 @@ class BatchWriter:
         return done
 
     async def embed_map(self, texts: Sequence[str]) -> dict[str, Vectors]:
-        """text -> vector for each text."""
-        return dict(zip(texts, await self.embed(texts), strict=True))
+        """text -> vector for each text: from the vector cache where it has one, else from the model."""
+        texts = list(dict.fromkeys(texts))
+        cache = self.cache
+        if cache is None or not texts:
+            return dict(zip(texts, await self.embed(texts), strict=True))
+        dim = self.embedder.dim
+        found = await anyio.to_thread.run_sync(cache.get, self.model_id, texts, dim)
+        missing = [t for t in texts if t not in found]
+        made = dict(zip(missing, await self.embed(missing), strict=True))
+        if made:
+            await anyio.to_thread.run_sync(cache.put, self.model_id, made)
+        return {**found, **made}
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed in batches of embed_batch, each in a worker thread; EmbeddingFailed on any error."""
@@ -145,7 +169,11 @@ class BatchWriter:
             if arr.shape != (len(part), dim):
                 raise EmbeddingFailed(f"embedder returned shape {arr.shape}, expected {(len(part), dim)}")
             parts.append(arr)
-        return numpy.concatenate(parts) if parts else numpy.zeros((0, dim), dtype=numpy.float32)
+        return numpy.concatenate(parts) if parts else _empty(dim)
+
+
+def _empty(dim: int) -> Vectors:
+    return numpy.zeros((0, dim), dtype=numpy.float32)
 
 
 def _fresh(root: Path, outcome: Outcome) -> bool:

@@ -50,6 +50,7 @@ from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.index.sqlite.store import Store
 from lensmux.graph.index.sqlite.vectors import VectorIndex
 from lensmux.graph.index.updates import UpdateTickets
+from lensmux.graph.index.vector_cache import VectorCache
 from lensmux.graph.index.walk import IgnoreRules, WalkedFile, walk_files
 from lensmux.graph.index.watch import run_watch
 
@@ -70,6 +71,7 @@ class Indexer:
         *,
         config: IndexConfig | None = None,
         model_id: str | None = None,
+        vector_cache: VectorCache | None = None,
     ) -> None:
         self.root = root.resolve()
         self.store_dir = store_dir if store_dir is not None else default_store_dir(self.root)
@@ -78,6 +80,8 @@ class Indexer:
         self.config = config or IndexConfig()
         # Stored in the database: another model (or dimension) means a fresh index.
         self.model_id = model_id or f"{type(embedder).__module__}.{type(embedder).__qualname__}"
+        # Vectors by content, shared with every other root of the user (vector_cache.py).
+        self.vector_cache = vector_cache
         self.rules = IgnoreRules(self.root, self.config.extra_skipped_dirs)
         self.progress = Progress()
         # The current full run's files, where the user is first (order.py).
@@ -147,7 +151,15 @@ class Indexer:
                         note=self.progress.note_error,
                     )
                 )
-                self._writer = BatchWriter(self.root, files, self.embedder, self.config, self._write_lock)
+                self._writer = BatchWriter(
+                    self.root,
+                    files,
+                    self.embedder,
+                    self.config,
+                    self._write_lock,
+                    cache=self.vector_cache,
+                    model_id=self.model_id,
+                )
                 self._files = files
 
     async def aclose(self) -> None:

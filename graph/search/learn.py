@@ -51,7 +51,7 @@ async def learn_round(
         return [symbol_node(r) for r in records if r is not None]
 
     lsp = LspCalls(
-        gateway, store.root, max_in_flight=config.max_in_flight, timeout=max(config.request_timeout_s, _MIN_TIMEOUT_S)
+        gateway, store.root, max_in_flight=config.learn_in_flight, timeout=max(config.request_timeout_s, _MIN_TIMEOUT_S)
     )
     stored = await ask_about(
         await anyio.to_thread.run_sync(nodes),

@@ -18,13 +18,20 @@ import pytest
 from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient
 
+from lensmux.daemon.config import DaemonConfig
+
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PROBE = Path(__file__).resolve().parents[1] / "support" / "module_probe"
 SEARCH_STACK = (
     "numpy", "networkx", "community", "hnswlib", "onnxruntime", "lensmux.graph", "lensmux.daemon.search.indexing"
 )  # fmt: skip
-NOTHING_INDEXED = {"model": {"state": "not loaded", "progress": None, "query_adapter": "off"}, "roots": []}
+NOTHING_INDEXED: dict[str, object] = {
+    "model": {"state": "not loaded", "progress": None, "query_adapter": "off"},
+    "roots": [],
+    "caps": DaemonConfig().index_caps(),
+    "vector_cache": None,
+}
 
 
 def _probe_env(out: Path) -> dict[str, str]:

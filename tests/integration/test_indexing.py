@@ -183,3 +183,34 @@ def test_kill_9_of_the_daemon_mid_index_leaves_an_index_that_reopens(tmp_path: P
         assert summary["files"] == 201 and summary["error"] is None
         status = _root_status(second, root)
         assert status["vectors"] == status["chunks"] and status["pending_vectors"] == 0
+
+
+@pytest.mark.parametrize("cache_mb", [512, 0])
+def test_a_copy_of_an_indexed_root_takes_its_vectors_from_the_users_cache(
+    tmp_path: Path, py_project: Path, cache_mb: int
+) -> None:
+    """Issue 23, item 3: a re-clone's chunks are all cache hits; `vector_cache_mb = 0` turns the cache off."""
+    copy = tmp_path / "copy"
+    subprocess.run(["cp", "-a", str(py_project), str(copy)], check=True)
+    with running_daemon(tmp_path / "d", f"[daemon.index]\nvector_cache_mb = {cache_mb}\n") as daemon:
+        assert _index(daemon, py_project, "--wait").returncode == 0
+        before = daemon.status()["index"]["vector_cache"]
+        assert _index(daemon, copy, "--wait").returncode == 0
+        index = daemon.status()["index"]
+        shown = daemon.run_cli("status").stdout
+    chunks = _chunks_of(index, copy)
+    assert chunks > 0
+    assert index["caps"]["vector_cache_mb"] == cache_mb and f"vector_cache_mb {cache_mb}" in shown
+    if cache_mb == 0:
+        assert before is None and index["vector_cache"] is None
+        return
+    cache = index["vector_cache"]
+    assert before["misses"] == _chunks_of(index, py_project) and before["hits"] == 0
+    assert cache["hits"] - before["hits"] == chunks and cache["misses"] == before["misses"]
+    assert "vector cache:" in shown
+
+
+def _chunks_of(index: dict[str, Any], root: Path) -> int:
+    [entry] = [r for r in index["roots"] if r["root"] == str(root.resolve())]
+    assert entry["vectors"] == entry["chunks"]
+    return int(entry["chunks"])

@@ -24,6 +24,7 @@ from lensmux.graph.index.errors import (
     IndexStoreError,
     RootNotIndexed,
 )
+from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.schema import (
     DDL,
     LEARNED_DDL,
@@ -178,6 +179,7 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
             if not usable:
                 _create(writer, root, model_id, dim)
             writer.executescript(LEARNED_DDL)
+            learned.ensure_counts(writer)
             reader = _connect(db, read_only=True)
         except sqlite3.DatabaseError as exc:
             writer.close()

@@ -67,7 +67,12 @@ def remember(conn: sqlite3.Connection, learned: Mapping[int, Sequence[tuple[str,
     for subject, relations in learned.items():
         if subject not in alive or any(other not in alive for _, other in relations):
             continue
-        conn.execute("INSERT OR REPLACE INTO learned(symbol_id, learned_at) VALUES (?, ?)", (subject, now))
+        # An upsert, not INSERT OR REPLACE: a replaced row would not reach the count triggers' delete.
+        conn.execute(
+            "INSERT INTO learned(symbol_id, learned_at) VALUES (?, ?)"
+            " ON CONFLICT(symbol_id) DO UPDATE SET learned_at = excluded.learned_at",
+            (subject, now),
+        )
         conn.execute("DELETE FROM learned_edges WHERE subject_id = ?", (subject,))
         conn.executemany(
             "INSERT INTO learned_edges(subject_id, relation, other_id, rank) VALUES (?, ?, ?, ?)",
@@ -132,9 +137,90 @@ def unlearned(conn: sqlite3.Connection, after_id: int, limit: int) -> list[int]:
 
 
 def counts(conn: sqlite3.Connection) -> tuple[int, int]:
-    """(learned, learnable) symbols."""
+    """(learned, learnable) symbols, as the count triggers keep them (`ensure_counts`)."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (_LEARNED_KEY, _LEARNABLE_KEY)))
+    return int(rows[_LEARNED_KEY]), int(rows[_LEARNABLE_KEY])
+
+
+def count_by_scan(conn: sqlite3.Connection) -> tuple[int, int]:
+    """(learned, learnable) symbols counted from the rows: what the triggers must agree with."""
     learnable = conn.execute(f"SELECT count(*) FROM symbols WHERE kind IN {_KINDS}").fetchone()[0]
     learned = conn.execute(
         f"SELECT count(*) FROM learned l JOIN symbols s ON s.id = l.symbol_id WHERE s.kind IN {_KINDS}"
     ).fetchone()[0]
     return int(learned), int(learnable)
+
+
+# `lensmux status` shows every root's (learned, learnable), and `lensmux index --wait` polls it:
+# counted from the rows, each poll read every symbol (167 ms at 200k symbols, on the event
+# loop). They are kept in `meta` instead, in the transaction that changes the rows: the
+# store adds a written file's learnable symbols and subtracts a deleted file's
+# (`file_counts`, through symbols_by_file); triggers on `learned` count what remember and
+# forget change. A learned row that goes by the cascade of its symbol's delete is in the
+# deleted file's `file_counts` (the symbol is already gone when the cascade runs, so the
+# trigger finds no learnable symbol and counts nothing). Per-row triggers on `symbols`
+# cost writing a quarter more CPU (docs/benchmarks.md, "Index counts on a write").
+_LEARNED_KEY = "count_learned"
+_LEARNABLE_KEY = "count_learnable"
+_KINDS_KEY = "count_learned_kinds"
+# What the counts were made for: the learnable kinds and how they are kept (2: triggers on `learned` only).
+_COUNTED_AS = f"2 {_KINDS}"
+
+
+def learnable(kind: str) -> bool:
+    """Whether a symbol of this kind is one the learner learns (counted as learnable)."""
+    return kind in CHUNKED_KINDS
+
+
+def file_counts(conn: sqlite3.Connection, file_id: int) -> tuple[int, int]:
+    """(learned, learnable) symbols of one file, read through symbols_by_file."""
+    learnable_here = conn.execute(
+        f"SELECT count(*) FROM symbols WHERE file_id = ? AND kind IN {_KINDS}", (file_id,)
+    ).fetchone()[0]
+    learned_here = conn.execute(
+        "SELECT count(*) FROM symbols s JOIN learned l ON l.symbol_id = s.id"
+        f" WHERE s.file_id = ? AND s.kind IN {_KINDS}",
+        (file_id,),
+    ).fetchone()[0]
+    return int(learned_here), int(learnable_here)
+
+
+def add_counts(conn: sqlite3.Connection, learned_delta: int, learnable_delta: int) -> None:
+    """Apply a write's change to the kept counts (in its transaction)."""
+    conn.executemany(
+        "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+        [(learned_delta, _LEARNED_KEY), (learnable_delta, _LEARNABLE_KEY)],
+    )
+
+
+def _count_triggers() -> str:
+    update = "UPDATE meta SET value = CAST(value AS INTEGER) {sign} 1 WHERE key = '" + _LEARNED_KEY + "'"
+    learnable_row = f"EXISTS (SELECT 1 FROM symbols WHERE id = {{row}}.symbol_id AND kind IN {_KINDS})"
+    return f"""
+CREATE TRIGGER learned_added AFTER INSERT ON learned WHEN {learnable_row.format(row="NEW")}
+BEGIN {update.format(sign="+")}; END;
+CREATE TRIGGER learned_removed AFTER DELETE ON learned WHEN {learnable_row.format(row="OLD")}
+BEGIN {update.format(sign="-")}; END;
+"""
+
+
+def ensure_counts(conn: sqlite3.Connection) -> None:
+    """Create the count triggers and count once, unless they exist for the current learnable kinds.
+
+    Run on every open (after LEARNED_DDL): an index made before them, or when the kinds
+    were others, is counted from its rows once, in the transaction that creates them.
+    """
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (_KINDS_KEY,)).fetchone()
+    if row is not None and row[0] == _COUNTED_AS:
+        return
+    drop = "".join(
+        f"DROP TRIGGER IF EXISTS {name};\n"
+        for name in ("learnable_added", "learnable_removed", "learned_added", "learned_removed")
+    )
+    count = f"""
+INSERT OR REPLACE INTO meta(key, value) SELECT '{_LEARNABLE_KEY}', count(*) FROM symbols WHERE kind IN {_KINDS};
+INSERT OR REPLACE INTO meta(key, value) SELECT '{_LEARNED_KEY}', count(*) FROM learned l
+    JOIN symbols s ON s.id = l.symbol_id WHERE s.kind IN {_KINDS};
+INSERT OR REPLACE INTO meta(key, value) VALUES ('{_KINDS_KEY}', '{_COUNTED_AS.replace("'", "''")}');
+"""
+    conn.executescript(f"BEGIN IMMEDIATE;\n{drop}{_count_triggers()}{count}COMMIT;")

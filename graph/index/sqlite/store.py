@@ -187,15 +187,16 @@ class Store(StoreQueries):
         removed: list[int] = []
         new: list[list[int]] = []
         now = time.time()
+        delta = _Delta()
         with self._transaction("write files") as conn:
             for path in remove:
-                removed.extend(self._delete_file(conn, path))
+                removed.extend(self._delete_file(conn, path, delta))
             conn.executemany(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
                 [(mtime, size, path) for path, mtime, size in touch],
             )
             for f in files:
-                removed.extend(self._delete_file(conn, f.path))
+                removed.extend(self._delete_file(conn, f.path, delta))
                 file_id = _insert(
                     conn,
                     "INSERT INTO files(path, language, sha256, mtime_ns, size, structure, indexed_at)"
@@ -237,40 +238,50 @@ class Store(StoreQueries):
                     )
                     ids.append(chunk_id)
                 new.append(ids)
+                delta.add(1, len(symbol_ids), len(ids))
+                delta.learnable += sum(1 for sym in f.symbols if learned.learnable(sym.kind))
             learned.forget_mentioned(conn, frozenset().union(*(f.mentions for f in files)))
-            _refresh_counts(conn)
+            delta.apply(conn)
             self.generation += 1
         return WriteResult(removed, new)
 
     def remove_files(self, paths: Iterable[str], *, under: bool = False) -> list[int]:
         """Delete files (with under=True also every file below each path); returns chunk ids."""
         removed: list[int] = []
+        delta = _Delta()
         with self._transaction("remove files") as conn:
             for path in paths:
                 targets = [path]
                 if under:
+                    # A range over the unique index on path: the files below, not a scan of all.
                     prefix = path.rstrip("/") + "/"
                     targets += [
                         r[0]
                         for r in conn.execute(
-                            "SELECT path FROM files WHERE substr(path, 1, ?) = ?",
-                            (len(prefix), prefix),
+                            "SELECT path FROM files WHERE path >= ? AND path < ?",
+                            (prefix, prefix[:-1] + chr(ord("/") + 1)),
                         )
                     ]
                 for target in targets:
-                    removed.extend(self._delete_file(conn, target))
-            _refresh_counts(conn)
+                    removed.extend(self._delete_file(conn, target, delta))
+            delta.apply(conn)
             self.generation += 1
         return removed
 
     @staticmethod
-    def _delete_file(conn: sqlite3.Connection, path: str) -> list[int]:
+    def _delete_file(conn: sqlite3.Connection, path: str, delta: _Delta) -> list[int]:
         row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
         if row is None:
             return []
         file_id = row[0]
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        symbols = conn.execute("SELECT count(*) FROM symbols WHERE file_id = ?", (file_id,)).fetchone()[0]
+        delta.add(-1, -symbols, -len(ids))
         learned.forget_related(conn, file_id)
+        # What learned.file_counts finds now goes with the symbols below (the cascade counts nothing).
+        gone_learned, gone_learnable = learned.file_counts(conn, file_id)
+        delta.learned -= gone_learned
+        delta.learnable -= gone_learnable
         conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
@@ -284,6 +295,29 @@ def _insert(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> int
     return rowid
 
 
-def _refresh_counts(conn: sqlite3.Connection) -> None:
-    for key, table in ((META_FILES, "files"), (META_SYMBOLS, "symbols"), (META_CHUNKS, "chunks")):
-        conn.execute(f"UPDATE meta SET value = (SELECT count(*) FROM {table}) WHERE key = ?", (key,))
+class _Delta:
+    """Rows a transaction adds and deletes, applied to the meta counts before it commits.
+
+    The counts used to be recounted (three count(*) over whole tables) by every write, so a
+    full run cost time quadratic in the root's size (bench/index/counts.py); a write now
+    pays for the rows it touches only, and the counts still change with the rows they count.
+    """
+
+    __slots__ = ("chunks", "files", "learnable", "learned", "symbols")
+
+    def __init__(self) -> None:
+        self.files = self.symbols = self.chunks = 0
+        # Of the learned graph's counts (learned.py): learned and learnable symbols.
+        self.learned = self.learnable = 0
+
+    def add(self, files: int, symbols: int, chunks: int) -> None:
+        self.files += files
+        self.symbols += symbols
+        self.chunks += chunks
+
+    def apply(self, conn: sqlite3.Connection) -> None:
+        conn.executemany(
+            "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
+            [(self.files, META_FILES), (self.symbols, META_SYMBOLS), (self.chunks, META_CHUNKS)],
+        )
+        learned.add_counts(conn, self.learned, self.learnable)

@@ -70,6 +70,46 @@ async def test_held_messages_go_on_when_pyright_says_it_has_discovered(tmp_path:
     assert sorted(released) == ["textDocument/didChange", "textDocument/references"]
 
 
+async def test_held_messages_go_on_in_the_order_they_came_across_clients_and_the_daemon(tmp_path: Path) -> None:
+    # An editor's edit held during discovery, then an assistant's question (the daemon's own
+    # request) about the same file: the edit must reach the server first, even when its
+    # routing awaits (the document lock, the pipe) and the question's does not.
+    pyright = _pyright(tmp_path)
+    gate = DiscoveryGate("pyright@test", pyright)
+    sent: list[str] = []
+
+    async def route(name: str, method: str, awaits: int, own: bool = False) -> None:
+        async with gate.in_order(method, own=own):
+            for _ in range(awaits):
+                await anyio.lowlevel.checkpoint()
+            sent.append(name)
+
+    async def gives_up(method: str) -> None:
+        with anyio.move_on_after(0.02):
+            async with gate.in_order(method):
+                sent.append("never")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(route, "edit", "textDocument/didChange", 20)
+            await anyio.sleep(0.01)
+            group.start_soon(gives_up, "textDocument/didChange")  # its client went away while held
+            await anyio.sleep(0.05)
+            group.start_soon(route, "question", "textDocument/documentSymbol", 0, True)
+            await anyio.sleep(0.01)
+            assert sent == []
+            _found(pyright)
+            gate.observe()
+            await anyio.lowlevel.checkpoint()
+            # Arriving while the held ones are still going on: behind them, whatever its method,
+            # for the daemon's own; a client's message of a method that never waits goes on.
+            assert gate.queues("textDocument/hover", own=True)
+            assert not gate.queues("textDocument/hover")
+            group.start_soon(route, "later", "textDocument/hover", 0, True)
+    assert sent == ["edit", "question", "later"]
+    assert not gate.queues("textDocument/didChange", own=True)
+
+
 def test_a_server_that_never_says_is_waited_for_no_longer_than_the_limit(tmp_path: Path) -> None:
     pyright = _pyright(tmp_path)
     clock = FakeClock()

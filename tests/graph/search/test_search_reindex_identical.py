@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy
+import numpy.typing as npt
 import pytest
 from search_fakes import FakeGateway, FakeSymbolSource
 from search_projects import UPLOADER, hub_project
@@ -11,6 +14,7 @@ from support.projects import write_files
 
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import IndexConfig, Indexer
+from lensmux.graph.index.vector_cache import VectorCache
 from lensmux.graph.search import HybridSearchEngine, SearchRequest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -52,3 +56,55 @@ async def test_indexing_the_same_tree_twice_gives_identical_results(tmp_path: Pa
     assert first[0] and first[-1], "the queries find something"
     assert len(first[-1]) > 20, "every chunk is compared"
     assert first == second
+
+
+class _Counting:
+    """The real embedder, counting the document texts it is asked to embed."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+        self.dim = embedder.dim
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
+        self.texts += len(texts)
+        return self._embedder.embed(texts)
+
+    def embed_query(self, text: str) -> npt.NDArray[numpy.float32]:
+        return self._embedder.embed_query(text)
+
+    def count_tokens(self, text: str) -> int:
+        return self._embedder.count_tokens(text)
+
+
+async def test_a_copy_of_an_indexed_tree_answers_as_a_fresh_index_from_cached_vectors(
+    tmp_path: Path, int8_embedder: Embedder
+) -> None:
+    """Issue 23, item 3: a second worktree embeds nothing, and answers exactly as if it had."""
+    files = {**UPLOADER, **hub_project(12)}
+    first = write_files(tmp_path / "repo", files).resolve()
+    worktree = write_files(tmp_path / "worktree", files).resolve()
+    cache = VectorCache.open(tmp_path / "vector-cache.sqlite")
+    counting = _Counting(int8_embedder)
+    try:
+        async with Indexer(first, tmp_path / "state-1", counting, FakeSymbolSource(), vector_cache=cache) as ix:
+            await ix.index_all()
+        embedded_first = counting.texts
+        # Cached vectors are the model's own, bit for bit, whatever they were batched with.
+        texts = ["def send(self, blob):\n    pass", "class Uploader:", "render a table of rows"]
+        cache.put("probe", dict(zip(texts, int8_embedder.embed(texts), strict=True)))
+        fresh = numpy.stack([int8_embedder.embed([t])[0] for t in texts])
+        cached = cache.get("probe", texts, int8_embedder.dim)
+        assert numpy.array_equal(numpy.stack([cached[t] for t in texts]), fresh)
+
+        counting.texts = 0
+        config = IndexConfig(embed_batch=5, commit_files=5, commit_chunks=5)
+        async with Indexer(
+            worktree, tmp_path / "state-2", counting, FakeSymbolSource(), config=config, vector_cache=cache
+        ) as ix:
+            await ix.index_all()
+        assert embedded_first > 20 and counting.texts == 0, "every chunk of the copy came from the cache"
+        from_cache = await _answers(worktree, tmp_path / "state-2", int8_embedder, batch=7)
+    finally:
+        cache.close()
+    assert from_cache == await _answers(worktree, tmp_path / "state-3", int8_embedder, batch=256)

@@ -1,0 +1,221 @@
+"""A second worktree, and a re-clone, of an indexed repository: time to their first complete search (issue 23, item 3).
+
+    python -m bench.index.worktree                   # rich 13.8.1 on main, 13.9.4 on branch next
+    python -m bench.index.worktree --no-cache-too    # and the same in a daemon without the vector cache
+
+The repository is a git history made from two pinned PyPI sdists of rich: the older
+release committed on `main`, the newer on `next`. In one benchmark daemon (pyright
+answering documentSymbol, the model loaded before anything is timed):
+
+1. *first*: `lensmux index repo --wait`, then `lensmux search` from it (the time to its
+   first complete search: the whole run written, coverage 1);
+2. *worktree*: `git worktree add ../wt next`, then the same on it;
+3. *re-clone*: `git clone repo clone` (main again), then the same on it.
+
+Each line's figure is the wall time from the git command (none for the first) to the
+search's answer, and its ratio to the first's; the goal is <= 0.10. Where each run's time
+went comes from the daemon's own run clock (logged at the end of a run: the model busy,
+idle waiting for prepared files, writing) and the vector cache's hits and misses
+(`lensmux status`). `--no-cache-too` repeats the three in a daemon with
+`[daemon.index] vector_cache_mb = 0`: what the cache buys.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from support.daemon_proc import DaemonProc
+
+from bench import OUT_DIR as BENCH_OUT
+from bench.daemon_launch import BenchDaemonError, config_text, index_with_cli
+from bench.daemon_launch import bench_daemon as launch_daemon
+from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
+from bench.index.corpus import CORPORA
+from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
+
+OUT_DIR = BENCH_OUT / "index"
+OLDER = Sdist("rich", "13.8.1", "8260cda28e3db6bf04d2d1ef4dbc03ba80a824c88b0e7668a0f23126a424844a")
+NEWER = CORPORA["rich"]
+QUERY = "render a table with rounded borders"
+GIT = ("git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main")
+_RUN_LINE = re.compile(
+    r"indexed (\d+) files of (\S+) in ([\d.]+) s; model busy ([\d.]+) s, idle ([\d.]+) s \(([\d.]+) s"
+)
+
+
+class GitFailed(BenchDaemonError):
+    """A git command of the benchmark failed."""
+
+
+class SearchFailed(BenchDaemonError):
+    """`lensmux search` failed or answered from part of the index."""
+
+
+def _git(*args: str, cwd: Path) -> None:
+    done = subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise GitFailed(f"git {' '.join(args)} in {cwd}: {done.stderr[-2000:]}")
+
+
+def _replace_tree(source: Path, dest: Path) -> None:
+    for entry in dest.iterdir():
+        if entry.name != ".git":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+    shutil.copytree(source, dest, dirs_exist_ok=True)
+
+
+def make_repository(base: Path) -> Path:
+    """`base/repo`: the older release on main, the newer on next, main checked out."""
+    older, newer = fetch_sdist(OLDER, OUT_DIR), fetch_sdist(NEWER, OUT_DIR)
+    shutil.rmtree(base, ignore_errors=True)
+    repo = base / "repo"
+    repo.mkdir(parents=True)
+    _git("init", "-q", cwd=repo)
+    _replace_tree(older, repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-q", "-m", f"rich {OLDER.version}", cwd=repo)
+    _git("checkout", "-q", "-b", "next", cwd=repo)
+    _replace_tree(newer, repo)
+    _git("add", "-A", cwd=repo)
+    _git("commit", "-q", "-m", f"rich {NEWER.version}", cwd=repo)
+    _git("checkout", "-q", "main", cwd=repo)
+    return repo
+
+
+def _search(daemon: DaemonProc, root: Path) -> dict[str, Any]:
+    done = daemon.run_cli("search", QUERY, "--root", str(root), "--json", timeout=600)
+    if done.returncode != 0:
+        raise SearchFailed(f"lensmux search in {root} failed ({done.returncode}): {done.stderr[-2000:]}")
+    answer: dict[str, Any] = json.loads(done.stdout)
+    if float(answer.get("coverage", 1.0)) < 1.0:
+        raise SearchFailed(f"the search in {root} answered from {answer['coverage']} of the files")
+    return answer
+
+
+def _cache(daemon: DaemonProc) -> dict[str, Any]:
+    cache = (daemon.status().get("index") or {}).get("vector_cache")
+    return dict(cache) if isinstance(cache, dict) else {}
+
+
+def _clock(daemon: DaemonProc, root: Path) -> dict[str, float] | None:
+    """The daemon's run clock for `root`'s run: total, model busy and idle, starved (s)."""
+    for match in _RUN_LINE.finditer(daemon.log_text()):
+        if Path(match.group(2)) == root.resolve():
+            files, total, busy, idle, starved = (float(match.group(i)) for i in (1, 3, 4, 5, 6))
+            return {"files": files, "run_s": total, "model_busy_s": busy, "idle_s": idle, "starved_s": starved}
+    return None
+
+
+def _measure(daemon: DaemonProc, label: str, root: Path, git: tuple[str, ...] | None, cwd: Path) -> dict[str, Any]:
+    before = _cache(daemon)
+    started = time.perf_counter()
+    if git is not None:
+        _git(*git, cwd=cwd)
+    git_s = time.perf_counter() - started
+    summary, index_s = index_with_cli(daemon, root, timeout=3600)
+    searched = time.perf_counter()
+    answer = _search(daemon, root)
+    total = time.perf_counter() - started
+    after = _cache(daemon)
+    return {
+        "label": label,
+        "root": str(root),
+        "git_s": round(git_s, 2),
+        "index_s": round(index_s, 2),
+        "search_s": round(time.perf_counter() - searched, 2),
+        "to_first_search_s": round(total, 2),
+        "files": summary.get("files"),
+        "chunks": summary.get("chunks"),
+        "cache_hits": int(after.get("hits", 0)) - int(before.get("hits", 0)),
+        "cache_misses": int(after.get("misses", 0)) - int(before.get("misses", 0)),
+        "clock": _clock(daemon, root),
+        "results": len(answer.get("results") or answer.get("ranked_symbols") or []),
+    }
+
+
+def _series(base: Path, *, cache: bool) -> list[dict[str, Any]]:
+    # Nothing of an earlier run: its indexes and vector cache (the daemon's state) would answer.
+    shutil.rmtree(base, ignore_errors=True)
+    repo = make_repository(base / "git")
+    config = config_text() + ("" if cache else "\n[daemon.index]\nvector_cache_mb = 0\n")
+    with launch_daemon(base / "daemon", config, log_level="info", stop_timeout=120) as daemon:
+        # The model loads on the first index request: pay it before anything is timed.
+        empty = base / "empty"
+        empty.mkdir(parents=True, exist_ok=True)
+        index_with_cli(daemon, empty, timeout=1800)
+        runs = [_measure(daemon, "first index", repo, None, repo)]
+        runs.append(
+            _measure(
+                daemon, "git worktree add (next)", base / "git" / "wt", ("worktree", "add", "-q", "../wt", "next"), repo
+            )
+        )
+        runs.append(
+            _measure(
+                daemon, "git clone (main)", base / "git" / "clone", ("clone", "-q", str(repo), "clone"), base / "git"
+            )
+        )
+    first = runs[0]["to_first_search_s"]
+    for r in runs:
+        r["ratio"] = round(r["to_first_search_s"] / first, 3) if first else None
+    return runs
+
+
+def run(args: Any) -> dict[str, Any]:
+    """The three roots with the cache, and (--no-cache-too) without."""
+    started = time.monotonic()
+    result = result_header("bench.index.worktree", pyright=True)
+    result["corpus"] = [OLDER.description, NEWER.description]
+    result["query"] = QUERY
+    base = args.out / "roots" / "worktree"
+    result["with_cache"] = _series(base / "cache", cache=True)
+    if args.no_cache_too:
+        result["without_cache"] = _series(base / "no-cache", cache=False)
+    return finish(result, started)
+
+
+def _row(r: dict[str, Any]) -> str:
+    clock = r.get("clock") or {}
+    where = f"{clock.get('model_busy_s', '-')} / {clock.get('starved_s', '-')}" if clock else "- (nothing to write)"
+    return (
+        f"| {r['label']} | {r['files']} | {r['chunks']} | {r['git_s']} | {r['index_s']} | {r['search_s']} "
+        f"| **{r['to_first_search_s']}** | {r['ratio']} | {r['cache_hits']} / {r['cache_misses']} | {where} |"
+    )
+
+
+def render(result: dict[str, Any]) -> str:
+    """The tables for docs/benchmarks.md."""
+    head = (
+        "| root | files | chunks | git, s | index --wait, s | search, s | to first complete search, s "
+        "| ratio to first | vector cache hits / misses | model busy / every embedder waiting for prepared files, s |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    )
+    out = [f"With the vector cache:\n\n{head}", *(_row(r) for r in result["with_cache"])]
+    if "without_cache" in result:
+        out += ["", f"Without it (`[daemon.index] vector_cache_mb = 0`):\n\n{head}"]
+        out += [_row(r) for r in result["without_cache"]]
+    load = result["machine"]
+    start, end = (", ".join(map(str, load[k])) for k in ("load_avg_at_start", "load_avg_at_end"))
+    out.append(
+        f"\n{'; '.join(result['corpus'])}; query {result['query']!r}; `{result['command']}`; "
+        f"load average at the start {start}, at the end {end}\n"
+    )
+    return "\n".join(out)
+
+
+def main() -> int:
+    """`python -m bench.index.worktree`."""
+    parser = arg_parser(__doc__)
+    parser.add_argument("--no-cache-too", action="store_true", help="also run without the vector cache")
+    add_common_options(parser, OUT_DIR)
+    return run_and_save(parser.parse_args(), "worktree", run, render, (BenchDaemonError, CorpusError))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""The daemon's call-graph learner stops sending the moment a client speaks (daemon/search/graph_learning.py).
+
+A server answers one request at a time: every learning request still to be sent would
+be one more ahead of the client's question. The gateway here is the ast fake with a
+server that, once the client has spoken, is busy with the learning request in flight
+(it never answers it): the round can only end by stopping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, cast
+
+import anyio
+import pytest
+from search_fakes import FakeGateway
+from search_projects import UPLOADER, indexed
+
+from lensmux.daemon.search.gateway import DaemonGateway
+from lensmux.daemon.search.graph_learning import GraphLearner
+from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.graph.search import SearchConfig
+
+pytestmark = pytest.mark.anyio
+
+
+class ClientSpeaksGateway(FakeGateway):
+    """The fake server; a client speaks while the learner's `speak_at`-th request is in flight."""
+
+    def __init__(self, root: Path, speak_at: int | None) -> None:
+        super().__init__(root)
+        self.speak_at = speak_at
+        self.spoke = False
+
+    def quiet(self, seconds: float) -> bool:
+        return not self.spoke
+
+    async def release_documents(self) -> int:
+        return 0
+
+    async def request(
+        self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
+    ) -> Any:
+        if self.speak_at is not None and len(self.requests) + 1 == self.speak_at:
+            self.spoke = True
+            self.requests.append(method)
+            await anyio.sleep_forever()  # busy with it: only the learner stopping ends the round
+        return await super().request(root, language, method, params, timeout=timeout)
+
+
+async def test_a_round_sends_nothing_more_once_a_client_speaks_and_is_asked_again_later(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        entry = RootIndex(ix.root, ix)
+        indexes = cast(IndexService, type("Indexes", (), {"roots": {ix.root: entry}})())
+        gateway = ClientSpeaksGateway(ix.root, speak_at=2)
+        config = SearchConfig()
+        learner = GraphLearner(indexes, cast(DaemonGateway, gateway), lambda: config, lambda: False)
+        with anyio.fail_after(30):
+            await learner._round(entry, config)
+        assert gateway.requests and len(gateway.requests) == 2, gateway.requests
+        assert entry.learning == "interrupted by a client"
+        assert entry.learning_interrupted == 1
+        assert ix.store.learned_counts()[0] == 0
+        # Quiet again: the same symbols are asked, from the start, and learned.
+        quiet = ClientSpeaksGateway(ix.root, speak_at=None)
+        learner._gateway = cast(DaemonGateway, quiet)
+        with anyio.fail_after(30):
+            await learner._round(entry, config)
+        assert quiet.requests[: len(gateway.requests) - 1] == gateway.requests[:-1]
+        assert entry.learning != "interrupted by a client"
+        assert ix.store.learned_counts()[0] > 0
