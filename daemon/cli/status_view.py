@@ -89,6 +89,15 @@ def render_indexes(index: Any) -> list[str]:
                 f"             call graph: {graph.get('learned', 0)}/{graph['learnable']} symbols learned"
                 f" ({graph.get('state', '?')})"
             )
+        shared = root.get("shared")
+        if isinstance(shared, dict):
+            # The files above are only those this tree changes; the rest come from the team's index.
+            lines.append(
+                f"             team index: commit {str(shared.get('commit', '?'))[:12]}"
+                f" ({shared.get('masked_files', 0)} of its files answered locally)"
+            )
+        elif root.get("team_warning"):
+            lines.append(f"             {root['team_warning']}")
         if error:
             lines.append(f"             error: {error}")
     cache = index.get("vector_cache")

@@ -80,6 +80,7 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         shown = consumer.run_cli("search", "reconcile ledger entries", "--root", str(clone), timeout=300)
         assert shown.returncode == 0, shown.stderr
         assert f"team's index of commit {head[:12]}" in shown.stdout and "reconcile_ledger_entries" in shown.stdout
+        assert f"team index: commit {head[:12]} (1 of its files answered locally)" in consumer.run_cli("status").stdout
 
         # The team publishes a newer commit; the clone pulls it and its next run moves onto it.
         (py_project / "demo" / "audit.py").write_text(
