@@ -160,6 +160,14 @@ def publish_root(dsn: str, indexer: Indexer) -> dict[str, Any]:
     if any(stamp.mtime_ns == BUFFER_MTIME_NS for stamp in indexer.store.file_stamps().values()):
         raise PublishRefused(f"{root}'s index holds an editor's unsaved text; save it or wait for the next run")
     started = time.perf_counter()
+    generation = indexer.store.generation
+
+    def unchanged_source() -> None:
+        # The copy reads the local index file by file; a write meanwhile (the watcher, an edit)
+        # would mix two states of the tree in one snapshot.
+        if indexer.store.generation != generation:
+            raise PublishRefused(f"{root}'s index changed while it was being published; publish again")
+
     team = TeamStore(dsn, application="lensmux publish", publishing=True)
     try:
         done = publish(
@@ -171,6 +179,7 @@ def publish_root(dsn: str, indexer: Indexer) -> dict[str, Any]:
             commit=commit,
             model_id=indexer.model_id,
             dim=indexer.embedder.dim,
+            before_commit=unchanged_source,
         )
     finally:
         team.close()

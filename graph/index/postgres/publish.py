@@ -9,7 +9,7 @@ until the whole new one commits, published.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -155,8 +155,13 @@ def publish(
     commit: str,
     model_id: str,
     dim: int,
+    before_commit: Callable[[], None] | None = None,
 ) -> Published:
-    """Copy the whole local index into a new published snapshot of (repo, commit), in one transaction."""
+    """Copy the whole local index into a new published snapshot of (repo, commit), in one transaction.
+
+    `before_commit` may raise to roll the whole publish back (the source changed meanwhile:
+    its reads are not one snapshot of it).
+    """
     paths = sorted(source.file_stamps())
     with team.writer.transaction("publish") as conn:
         snapshot = create_snapshot(conn, repo, commit, model_id, dim)
@@ -173,6 +178,8 @@ def publish(
             if subject in mapping and all(other in mapping for _, other in related)
         }
         stored = learned.remember(conn, snapshot.id, repo, moved) if moved else 0
+        if before_commit is not None:
+            before_commit()
         mark_published(conn, snapshot.id)
         row = conn.execute(
             "SELECT (SELECT count(*) FROM lensmux.files WHERE snapshot = %(s)s),"
