@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 import subprocess
 import tempfile
+import urllib.request
 from pathlib import Path
 from typing import Any
 
+import anyio
 import psycopg
 import pytest
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
+from support.mcp_session import mcp_client, ok
 from support.postgres_server import PostgresServer, running_postgres
 
 from lensmux.graph.index.postgres.schema import migrate
@@ -34,6 +38,18 @@ def _git(root: Path, *args: str) -> str:
         check=True,
     )
     return done.stdout.strip()
+
+
+async def _mcp_search(daemon: DaemonProc, root: Path, query: str) -> tuple[str, dict[str, Any]]:
+    async with mcp_client(daemon, root) as client:
+        return await ok(client, "search_code", query=query)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _config(dsn: str) -> str:
@@ -65,7 +81,8 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         (clone / "demo" / "util.py").read_text()
         + "\n\ndef reconcile_ledger_entries(entries: list[int]) -> int:\n    return sum(entries)\n"
     )
-    with running_daemon(tmp_path / "b", _config(team_database)) as consumer:
+    port = _free_port()
+    with running_daemon(tmp_path / "b", _config(team_database) + f"\n[daemon.http]\nport = {port}\n") as consumer:
         result = consumer.run_cli("index", str(clone), "--wait", "--json", timeout=600)
         assert result.returncode == 0, result.stderr
         status = consumer.call("lensmux/indexStatus", {"root": str(clone)})
@@ -81,6 +98,17 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         assert shown.returncode == 0, shown.stderr
         assert f"team's index of commit {head[:12]}" in shown.stdout and "reconcile_ledger_entries" in shown.stdout
         assert f"team index: commit {head[:12]} (1 of its files answered locally)" in consumer.run_cli("status").stdout
+        # The loopback HTTP API is the same method: it names the shared commit too.
+        body = json.dumps({"query": "reconcile ledger entries", "root": str(clone)}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/hybrid-search", data=body, method="POST")
+        with urllib.request.urlopen(request, timeout=120) as answer:
+            over_http = json.loads(answer.read())
+        assert over_http["shared"]["commit"] == head
+        assert over_http["ranked_symbols"][0]["name"] == "reconcile_ledger_entries"
+        # And the assistant's search_code tool, through `lensmux mcp`.
+        text, structured = anyio.run(_mcp_search, consumer, clone, "reconcile ledger entries")
+        assert structured["shared"]["commit"] == head and structured["hits"][0]["symbol"] == "reconcile_ledger_entries"
+        assert f"team's index of commit {head[:12]}" in text
 
         # The team publishes a newer commit; the clone pulls it and its next run moves onto it.
         (py_project / "demo" / "audit.py").write_text(
