@@ -25,7 +25,7 @@ from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.index_inputs import focus_param
 from lensmux.daemon.search.indexing import IndexService, RootIndex
 from lensmux.daemon.wire.envelope import ErrorCode
-from lensmux.graph.index.errors import StoreUnreachable
+from lensmux.graph.index.errors import IndexStoreError, StoreUnreachable
 from lensmux.graph.search import (
     HybridSearchEngine,
     SearchConfig,
@@ -129,10 +129,16 @@ class SearchService:
         """The engine's answer from the root's index; the local one alone if the team store fails meanwhile."""
         # A root overlaying a team snapshot is complete once its local run is: the rest is shared.
         coverage = round(entry.indexer.progress.coverage(), 4)
+        index = entry.search_index()
         try:
-            return await self._engine.search(
-                request, entry.search_index(), indexing_in_progress=entry.running, coverage=coverage
-            )
+            if entry.shared is not None:
+                # Which files answer locally changes with every write; reading it asks both stores.
+                await anyio.to_thread.run_sync(entry.shared.reader.refresh)
+            return await self._engine.search(request, index, indexing_in_progress=entry.running, coverage=coverage)
+        except IndexStoreError as exc:
+            if not isinstance(exc, StoreUnreachable) or entry.shared is None:
+                raise
+            self._indexes.drop_shared(entry, str(exc))
         except SearchFailed as exc:
             lost = _team_lost(exc)
             if lost is None or entry.shared is None:

@@ -84,8 +84,11 @@ class OverlayIndex:
 
     @property
     def store(self) -> IndexReader:
-        """Shared rows minus the files changed here, plus the local rows of those."""
-        self._shared.reader.refresh()
+        """Shared rows minus the files changed here, plus the local rows of those.
+
+        The mask is as of the overlay's last refresh(), which the search service runs in a
+        worker thread before each search: reading it asks both stores, never on the event loop.
+        """
         return self._shared.reader
 
     @property
