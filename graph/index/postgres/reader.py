@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lensmux.graph.index.chunking import CHUNKED_KINDS, LspRange
+from lensmux.graph.index.chunking import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import fts_match_query
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.location import relative_to_root
@@ -20,42 +20,16 @@ from lensmux.graph.index.postgres import keyword, learned
 from lensmux.graph.index.postgres.cache import Lru, missing
 from lensmux.graph.index.postgres.connection import Connection
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
+from lensmux.graph.index.rows import CHUNK_COLUMNS, FILE_COLUMNS, SYMBOL_COLUMNS, like_escape, symbol_from_row
 
-_SYMBOL_COLUMNS = (
-    "s.id, f.path, s.name, s.qualified_name, s.kind, s.detail, s.container, s.parent_id,"
-    " s.depth, s.start_line, s.start_char, s.end_line, s.end_char,"
-    " s.sel_start_line, s.sel_start_char, s.sel_end_line, s.sel_end_char"
-)
-_CHUNK_COLUMNS = "c.id, f.path, f.language, c.symbol_id, c.kind, c.name, c.start_line, c.end_line, c.text, c.tokens"
-_FILE_COLUMNS = "id, path, language, sha256, mtime_ns, size, structure, indexed_at"
+_SYMBOL_COLUMNS, _CHUNK_COLUMNS, _FILE_COLUMNS = SYMBOL_COLUMNS, CHUNK_COLUMNS, FILE_COLUMNS
 _CHUNKS = f"SELECT {_CHUNK_COLUMNS} FROM lensmux.chunks c JOIN lensmux.files f ON f.id = c.file_id"
 _SYMBOLS = f"SELECT {_SYMBOL_COLUMNS} FROM lensmux.symbols s JOIN lensmux.files f ON f.id = s.file_id"
 _DEFINITION_KINDS = sorted(CHUNKED_KINDS)
 
 
-def symbol_record(row: tuple[Any, ...]) -> SymbolRecord:
-    ints = [int(v) for v in row[9:17]]
-    return SymbolRecord(
-        id=int(row[0]),
-        path=str(row[1]),
-        name=str(row[2]),
-        qualified_name=str(row[3]),
-        kind=str(row[4]),
-        detail=row[5],
-        container=row[6],
-        parent_id=None if row[7] is None else int(row[7]),
-        depth=int(row[8]),
-        range=LspRange(*ints[:4]),
-        selection_range=LspRange(*ints[4:]),
-    )
-
-
 def chunk_record(row: tuple[Any, ...]) -> ChunkRecord:
     return ChunkRecord(*row)
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 @dataclass(slots=True)
@@ -132,7 +106,7 @@ class SnapshotQueries:
             "s": self.snapshot,
             "q": wanted,
             "last": last,
-            "suffix": "%." + _like_escape(wanted),
+            "suffix": "%." + like_escape(wanted),
             "limit": limit,
             "kinds": _DEFINITION_KINDS,
             "masked": self.mask.paths,
@@ -150,7 +124,7 @@ class SnapshotQueries:
             "      WHEN lower(s.qualified_name) = lower(%(q)s) THEN 2 ELSE 3 END,"
             ' s.kind <> ALL(%(kinds)s), f.path COLLATE "C", s.start_line LIMIT %(limit)s'
         )
-        return [symbol_record(r) for r in self._rows("look up symbols", query, params)]
+        return [symbol_from_row(r) for r in self._rows("look up symbols", query, params)]
 
     def files_matching(self, path_fragment: str, limit: int = 50) -> list[FileRecord]:
         """Indexed files whose path contains the fragment (case-insensitive); exact names first."""
@@ -231,7 +205,7 @@ class SnapshotQueries:
         def load() -> SymbolRecord | None:
             query = f"{_SYMBOLS} WHERE s.snapshot = %s AND s.id = %s"
             rows = self._rows("read symbol", query, (self.snapshot, symbol_id))
-            return symbol_record(rows[0]) if rows else None
+            return symbol_from_row(rows[0]) if rows else None
 
         return self._symbol_cache.through(symbol_id, load)
 
@@ -242,7 +216,7 @@ class SnapshotQueries:
             f"{_SYMBOLS} WHERE s.snapshot = %s AND f.path = %s ORDER BY s.start_line, s.start_char, s.depth",
             (self.snapshot, self.relative(path)),
         )
-        return [symbol_record(r) for r in rows]
+        return [symbol_from_row(r) for r in rows]
 
     def enclosing_symbol(
         self, path: str | Path, line: int, kinds: Collection[str] | None = None
@@ -260,7 +234,7 @@ class SnapshotQueries:
             f"{kind_filter} ORDER BY s.depth DESC, s.end_line - s.start_line, s.start_line DESC LIMIT 1",
             params,
         )
-        return symbol_record(rows[0]) if rows else None
+        return symbol_from_row(rows[0]) if rows else None
 
     # -- the learned call graph ------------------------------------------------------
 

@@ -7,44 +7,20 @@ import sqlite3
 import threading
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from lensmux.graph.index.chunking import CHUNKED_KINDS, LspRange
+from lensmux.graph.index.chunking import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import fts_match_query
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
+from lensmux.graph.index.rows import CHUNK_COLUMNS as _CHUNK_COLUMNS
+from lensmux.graph.index.rows import FILE_COLUMNS as _FILE_COLUMNS
+from lensmux.graph.index.rows import SYMBOL_COLUMNS as _SYMBOL_COLUMNS
+from lensmux.graph.index.rows import like_escape as _like_escape
+from lensmux.graph.index.rows import symbol_from_row as _symbol
 from lensmux.graph.index.sqlite.database import translate_errors
 from lensmux.graph.index.sqlite.schema import BM25_WEIGHTS
 
-_SYMBOL_COLUMNS = (
-    "s.id, f.path, s.name, s.qualified_name, s.kind, s.detail, s.container, s.parent_id,"
-    " s.depth, s.start_line, s.start_char, s.end_line, s.end_char,"
-    " s.sel_start_line, s.sel_start_char, s.sel_end_line, s.sel_end_char"
-)
-_CHUNK_COLUMNS = "c.id, f.path, f.language, c.symbol_id, c.kind, c.name, c.start_line, c.end_line, c.text, c.tokens"
-_FILE_COLUMNS = "id, path, language, sha256, mtime_ns, size, structure, indexed_at"
 _DEFINITION_KINDS = "(" + ",".join(f"'{k}'" for k in sorted(CHUNKED_KINDS)) + ")"
-
-
-def _symbol(row: tuple[Any, ...]) -> SymbolRecord:
-    ints = [int(v) for v in row[9:17]]
-    return SymbolRecord(
-        id=int(row[0]),
-        path=str(row[1]),
-        name=str(row[2]),
-        qualified_name=str(row[3]),
-        kind=str(row[4]),
-        detail=row[5] if isinstance(row[5], str) else None,
-        container=row[6] if isinstance(row[6], str) else None,
-        parent_id=row[7] if isinstance(row[7], int) else None,
-        depth=int(row[8]),
-        range=LspRange(*ints[:4]),
-        selection_range=LspRange(*ints[4:]),
-    )
-
-
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 class StoreQueries:
