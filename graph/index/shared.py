@@ -31,6 +31,10 @@ from lensmux.graph.index.postgres.connection import connect
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
 from lensmux.graph.index.postgres.snapshots import Snapshot, git_head, repository_id
+from lensmux.graph.index.postgres.store import TeamStore
+from lensmux.graph.index.postgres.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.writer import SnapshotStore
+from lensmux.graph.index.prepare import BUFFER_MTIME_NS
 
 __all__ = [
     "OverlayIndex",
@@ -44,10 +48,6 @@ __all__ = [
     "setup_store",
     "still_nearest",
 ]
-from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.index.postgres.vectors import SnapshotVectors
-from lensmux.graph.index.postgres.writer import SnapshotStore
-from lensmux.graph.index.prepare import BUFFER_MTIME_NS
 
 log = logging.getLogger(__name__)
 
