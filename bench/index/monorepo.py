@@ -1,0 +1,372 @@
+"""A monorepo of 100k, 300k or 1M lines of Python, C and C++, the whole path a user takes through it.
+
+    python -m bench.index.monorepo --size 100k      # then 300k, then 1m (~15-25 min of indexing CPU)
+
+The tree is pinned PyPI sdists side by side in one git checkout (bench/index/monorepo_tree.py).
+One benchmark daemon (private XDG directories, the shared model cache, warnings-only log), then:
+
+1. the first search: `lensmux search QUERY --json --root MONOREPO` run from tornado's package directory
+   inside the fresh checkout, as a user who just cloned it would; it starts indexing with that directory
+   first (without --root the command would index tornado's sdist alone, the nearest project marker).
+   Timed from the command's start; useful when an answer is a file under that directory;
+2. indexing goes on to the end: the daemon's own run clock, chunks/s overall and per fifth of the
+   run, the daemon's CPU, its RSS (peak while indexing, settled after, model loaded) and the
+   language servers' (peak of the daemon's children; after, the memory watch's figure per
+   instance), the index's size on disk;
+3. call-graph learning while nothing else happens, for at most --learn-budget seconds;
+4. warm searches (`lensmux/hybridSearch` as the CLI asks it, top_k 10): p50 and p95;
+5. an edit (bench/index/freshness.py's three routes) and then a second editor (clangd, on
+   brotli's encoder) holding its file while an agent (Serena-like, through the `lensmux client
+   pyright` bridge) asks its questions (bench/index/monorepo_session.py);
+6. after the daemon stops, the ceiling: bare onnxruntime (bench/index/raw_model.py, its sweep)
+   on an evenly spaced sample of the index's own chunk texts.
+
+The load average is recorded at every step: times on a shared machine move with it, RSS and disk
+do not. Results go to bench/out/monorepo-<size>.json and .md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from support.daemon_proc import LENSMUX, DaemonProc, wait_until
+
+from bench.daemon_launch import BenchDaemonError
+from bench.fetch_corpus import CorpusError
+from bench.index.daemon_indexing import Sampler, bench_daemon, build_model, cpu_seconds, rss_kib
+from bench.index.monorepo_session import instances, run_users
+from bench.index.monorepo_tree import SIZES, Tree, build
+from bench.index.raw_model import load_chunks, measure, sweep
+from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
+from bench.search.daemon_search import run_queries, warm_up
+from bench.stats import load_average, percentile
+
+# Asked from tornado's package directory; the answer is in tornado/httputil.py.
+FIRST_QUERY = "parse the headers of an HTTP request"
+FOCUS = "tornado"
+# One question per project of the largest size and a few that fit any: the same list at every size.
+WARM_QUERIES = (
+    "compress a buffer with a sliding window",
+    "decode a yaml scalar token",
+    "read the list of running processes",
+    "render a table to the terminal",
+    "open a memory mapped database transaction",
+    "compile a template to python code",
+    "parse command line options and arguments",
+    "validate attribute values on a class",
+    "evaluate a jsonnet expression",
+    "register a route for a url",
+    "retry a request after a redirect",
+    "resolve a dns name asynchronously",
+    "tokenize text into sentence pieces",
+    "resize an image with a resampling filter",
+    "stream decompression of a zstd frame",
+    "create a secure channel to a grpc server",
+    "schedule a callback on the event loop",
+    "websocket handshake",
+    "convert a value to bytes",
+    "close the connection on timeout",
+    "hash table lookup with linear probing",
+    "read a file into memory",
+    "encode an integer as variable length",
+    "serialize a message to json",
+    "load configuration from environment variables",
+    "handle an error and log it",
+    "iterate over the items of a dictionary",
+    "free the memory of a buffer",
+    "compute a checksum of the data",
+    "wait for a thread to finish",
+)
+WINDOWS = 5
+RAW_SAMPLE = 1200
+
+
+class MonorepoRunFailed(BenchDaemonError):
+    """A step of the user's path did not complete."""
+
+
+def _mib(kib: int) -> float:
+    return round(kib / 1024, 1)
+
+
+def _settled_rss_kib(pid: int) -> int:
+    time.sleep(1.0)
+    return rss_kib(pid)
+
+
+def first_search(daemon: DaemonProc, tree: Tree) -> dict[str, Any]:
+    """`lensmux search` from the focus directory of a root never indexed: time to its answer, and is it useful."""
+    focus = tree.directory(FOCUS) / FOCUS
+    # --root: without it the command takes the nearest project marker above its directory
+    # (daemon/cli/project_root.py), tornado's own setup.py, and indexes that sub-project alone.
+    argv = [
+        LENSMUX,
+        "search",
+        FIRST_QUERY,
+        "--json",
+        "--root",
+        str(tree.root),
+        "--runtime-dir",
+        str(daemon.runtime_dir),
+    ]
+    load = load_average()
+    started = time.perf_counter()
+    done = subprocess.run(argv, cwd=focus, env=daemon.env, capture_output=True, text=True, timeout=3600, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode != 0:
+        raise MonorepoRunFailed(f"lensmux search failed ({done.returncode}): {done.stderr[-2000:]}")
+    answer = json.loads(done.stdout)
+    paths = [tree.root / s["file_path"] for s in answer["ranked_symbols"]]
+    useful = [rank for rank, path in enumerate(paths, 1) if path.is_relative_to(focus)]
+    return {
+        "query": FIRST_QUERY,
+        "cwd": focus.relative_to(tree.root).as_posix(),
+        "wall_s": round(wall, 2),
+        "coverage": answer.get("coverage"),
+        "useful": bool(useful),
+        "first_useful_rank": useful[0] if useful else None,
+        "answers": [p.relative_to(tree.root).as_posix() for p in paths],
+        "stderr": done.stderr.strip().splitlines()[-3:],
+        "load": load,
+    }
+
+
+def wait_indexed(daemon: DaemonProc, root: Path, timeout: float) -> dict[str, Any]:
+    """The root's status once its run has finished."""
+
+    def finished() -> dict[str, Any] | None:
+        status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)}, timeout=30)
+        return status if not status["running"] and status.get("finished_at") else None
+
+    status: dict[str, Any] = wait_until(finished, timeout=timeout, interval=1.0, what="the index run's end")
+    if status.get("error"):
+        raise MonorepoRunFailed(f"indexing {root} ended with an error: {status['error']}")
+    return status
+
+
+def windows(timeline: list[tuple[float, int, int, float, float]], started: float, ended: float) -> list[float]:
+    """Chunks/s in each fifth of the run (sampler seconds), from the progress timeline."""
+    if not timeline:
+        return []
+    span = (ended - started) / WINDOWS
+    rates = []
+    for number in range(WINDOWS):
+        low, high = started + number * span, started + (number + 1) * span
+        inside = [(t, chunks) for t, _, chunks, _, _ in timeline if low <= t <= high]
+        if len(inside) >= 2:
+            rates.append(round((inside[-1][1] - inside[0][1]) / (inside[-1][0] - inside[0][0]), 1))
+    return rates
+
+
+def disk_bytes(store_dir: Path) -> int:
+    """Bytes of every file of the index (SQLite, its WAL, the vector file)."""
+    return sum(p.stat().st_size for p in store_dir.rglob("*") if p.is_file())
+
+
+def chunks_by_language(database: Path) -> dict[str, int]:
+    """Chunks per file language, read from the finished index."""
+    conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        query = "SELECT f.language, count(*) FROM chunks c JOIN files f ON c.file_id = f.id GROUP BY f.language"
+        return {language: count for language, count in conn.execute(query)}
+    finally:
+        conn.close()
+
+
+def learn(daemon: DaemonProc, root: Path, budget: float) -> dict[str, Any]:
+    """The learner's progress while nothing else asks the servers, until up to date or `budget` s."""
+    load = load_average()
+    started = time.perf_counter()
+    samples: list[dict[str, Any]] = []
+    while True:
+        graph = daemon.call("lensmux/indexStatus", {"root": str(root)}).get("graph") or {}
+        elapsed = round(time.perf_counter() - started, 1)
+        samples.append({"s": elapsed, **graph})
+        if graph.get("state") == "up to date" or elapsed > budget:
+            break
+        time.sleep(5.0)
+    last = samples[-1]
+    return {
+        "budget_s": budget,
+        "up_to_date_s": last["s"] if last.get("state") == "up to date" else None,
+        "learned": last.get("learned"),
+        "learnable": last.get("learnable"),
+        "learned_per_s": round((last.get("learned") or 0) / max(last["s"], 1e-9), 2),
+        "samples": samples[:: max(1, len(samples) // 20)],
+        "load": load,
+    }
+
+
+def warm_searches(daemon: DaemonProc, root: Path) -> dict[str, Any]:
+    """The warm-up queries, then every warm query once: wall-clock latency as the client sees it."""
+    load = load_average()
+    warm_up(daemon, root)
+    records = run_queries(daemon, root, WARM_QUERIES)
+    walls = sorted(r.wall_ms for r in records)
+    return {
+        "n": len(records),
+        "p50_ms": round(percentile(walls, 50), 1),
+        "p95_ms": round(percentile(walls, 95), 1),
+        "max_ms": walls[-1],
+        "execution_p50_ms": round(statistics.median(r.execution_ms for r in records), 1),
+        "degraded": sum(r.degraded for r in records),
+        "stage_p50_ms": {
+            key: round(statistics.median(r.timing.get(key, 0.0) for r in records), 1) for key in records[0].timing
+        },
+        "load": load,
+        "load_after": load_average(),
+    }
+
+
+def index_figures(status: dict[str, Any], sampler: Sampler, cpu_s: float, daemon: DaemonProc) -> dict[str, Any]:
+    """What the run did, from the daemon's status and the sampler."""
+    run_s = float(status["finished_at"]) - float(status["started_at"])
+    chunks = int(status["chunks"])
+    rates = windows(sampler.timeline, sampler.timeline[0][0] if sampler.timeline else 0.0, sampler.timeline[-1][0])
+    store = Path(status["store_dir"])
+    disk = disk_bytes(store)
+    return {
+        "files": status["files"],
+        "symbols": status["symbols"],
+        "chunks": chunks,
+        "vectors": status["vectors"],
+        "run_s": round(run_s, 1),
+        "chunks_per_s": round(chunks / run_s, 1),
+        "chunks_per_s_by_fifth": rates,
+        "daemon_cpu_s": round(cpu_s, 1),
+        "servers_cpu_s": round(sampler.children_cpu_s(), 1),
+        "daemon_rss_peak_mib": _mib(sampler.peak_daemon_kib),
+        "servers_rss_peak_mib": _mib(sampler.peak_children_kib),
+        "disk_bytes": disk,
+        "disk_kib_per_chunk": round(disk / 1024 / max(chunks, 1), 2),
+        "store_dir": str(store),
+        "timeline": sampler.timeline[:: max(1, len(sampler.timeline) // 200)],
+    }
+
+
+def ceiling(database: Path) -> dict[str, Any]:
+    """Bare onnxruntime on an evenly spaced sample of the index's chunk texts (the sweep's best settings)."""
+    texts = load_chunks(database)
+    sample = texts[:: max(1, len(texts) // RAW_SAMPLE)][:RAW_SAMPLE]
+    load = load_average()
+    settings = sweep(sample)
+    figures, _ = measure(sample, settings)
+    return {**figures, "load": load, "sweep": settings.sweep}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The whole path for one size."""
+    started = time.monotonic()
+    result = result_header("bench.index.monorepo", clangd=str(Path(LENSMUX).parent / "clangd"), pyright=True)
+    result["size"] = args.size
+    result["load_at_start"] = load_average()
+    result["model_build_s"] = round(build_model(), 2)
+    tree = build(args.size, f"monorepo-{args.size}")
+    result["tree"] = tree.describe()
+    work = args.out / "work" / "monorepo" / args.size
+    shutil.rmtree(work, ignore_errors=True)
+    with bench_daemon(work) as daemon:
+        pid = daemon.pid
+        result["daemon_rss_idle_mib"] = _mib(_settled_rss_kib(pid))
+        cpu_before = cpu_seconds(pid)
+        with Sampler(daemon, tree.root, interval=1.0).running() as sampler:
+            result["first_search"] = first_search(daemon, tree)
+            status = wait_indexed(daemon, tree.root, args.index_timeout)
+            cpu_s = cpu_seconds(pid) - cpu_before
+        result["load_after_index"] = load_average()
+        result["index"] = index_figures(status, sampler, cpu_s, daemon)
+        result["daemon_rss_after_index_mib"] = _mib(_settled_rss_kib(pid))
+        result["servers_after_index"] = instances(daemon)
+        result["learning"] = learn(daemon, tree.root, args.learn_budget)
+        result["search"] = warm_searches(daemon, tree.root)
+        result.update(run_users(daemon, tree, args))
+        result["daemon_rss_end_mib"] = _mib(_settled_rss_kib(pid))
+        result["servers_end"] = instances(daemon)
+        result["model"] = daemon.call("lensmux/indexStatus", {"root": str(tree.root)}).get("model")
+    database = Path(result["index"]["store_dir"]) / "index.sqlite"
+    result["index"]["chunks_by_language"] = chunks_by_language(database)
+    result["ceiling"] = ceiling(database)
+    index, raw = result["index"], result["ceiling"]
+    result["b_over_a"] = {
+        "chunks_per_s": round(index["chunks_per_s"] / raw["chunks_per_s"], 3),
+        "by_fifth": [round(r / raw["chunks_per_s"], 3) for r in index["chunks_per_s_by_fifth"]],
+        "cpu_daemon": round(index["chunks"] / index["daemon_cpu_s"] / raw["chunks_per_cpu_s"], 3),
+    }
+    return finish(result, started)
+
+
+def render(result: dict[str, Any]) -> str:
+    """The run's figures as Markdown lines."""
+    tree, index, first, search = result["tree"], result["index"], result["first_search"], result["search"]
+    lines_total = tree["code_lines"]
+    fresh = result["freshness"]["routes"]
+    agent = result["editor_and_agent"]
+    rows = [
+        ("lines (Python, C, C++) / all walked", f"{lines_total:,} / {tree['all_lines']:,}"),
+        ("files / symbols / chunks", f"{index['files']:,} / {index['symbols']:,} / {index['chunks']:,}"),
+        ("chunks by language", json.dumps(index.get("chunks_by_language"))),
+        ("first useful search s (rank, coverage)", f"{first['wall_s']} ({first['first_useful_rank']}, "
+         f"{first['coverage']}); load {first['load'][0]}"),
+        ("index run s / chunks/s", f"{index['run_s']} / {index['chunks_per_s']}; load after "
+         f"{result['load_after_index'][0]}"),
+        ("chunks/s per fifth of the run", ", ".join(map(str, index["chunks_per_s_by_fifth"]))),
+        ("ceiling chunks/s (raw, sample)", f"{result['ceiling']['chunks_per_s']}; load {result['ceiling']['load'][0]}"),
+        ("b/a wall / by fifth / CPU", f"{result['b_over_a']['chunks_per_s']} / "
+         f"{', '.join(map(str, result['b_over_a']['by_fifth']))} / {result['b_over_a']['cpu_daemon']}"),
+        ("daemon CPU s / servers CPU s", f"{index['daemon_cpu_s']} / {index['servers_cpu_s']}"),
+        ("daemon RSS idle / peak / after index / end MiB", f"{result['daemon_rss_idle_mib']} / "
+         f"{index['daemon_rss_peak_mib']} / {result['daemon_rss_after_index_mib']} / {result['daemon_rss_end_mib']}"),
+        ("servers RSS peak while indexing MiB", str(index["servers_rss_peak_mib"])),
+        ("disk MiB / KiB per chunk", f"{round(index['disk_bytes'] / 2**20, 1)} / {index['disk_kib_per_chunk']}"),
+        ("per 1k lines: run s / daemon CPU s / disk KiB", f"{round(index['run_s'] * 1000 / lines_total, 3)} / "
+         f"{round(index['daemon_cpu_s'] * 1000 / lines_total, 3)} / "
+         f"{round(index['disk_bytes'] / 1024 * 1000 / lines_total, 1)}"),
+        ("learning: learned / learnable in s", f"{result['learning']['learned']} / {result['learning']['learnable']} "
+         f"in {result['learning']['samples'][-1]['s']} (up to date: {result['learning']['up_to_date_s']})"),
+        ("warm search p50 / p95 / max ms", f"{search['p50_ms']} / {search['p95_ms']} / {search['max_ms']}; "
+         f"load {search['load'][0]}"),
+        *((f"freshness {route} p50 / max s", f"{r['p50_s']} / {r['max_s']} (n {r['n']}, load {r['load'][0]})")
+          for route, r in fresh.items()),
+        ("agent ready s / complete s", f"{agent.get('agent', {}).get('ready_s')} / "
+         + json.dumps({k: v["complete_s"] for k, v in agent.get("agent", {}).get("questions", {}).items()})),
+        ("second editor (clangd) ms", json.dumps([a["ms"] for a in agent.get("editor", {}).get("asks", [])])),
+        *((f"{i['server']} after / end MiB, recycles", f"{i['memory_mb']} / "
+           + ", ".join(f"{e['memory_mb']} ({e['recycles']}, restarts {e['restarts']})"
+                       for e in result["servers_end"] if e["server"] == i["server"]))
+          for i in result["servers_after_index"]),
+    ]  # fmt: skip
+    out = [
+        f"monorepo {result['size']}: `{result['command']}`, started {result['started']}",
+        "",
+        "| | |",
+        "| --- | --- |",
+    ]
+    out += [f"| {name} | {value} |" for name, value in rows]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse, run, save."""
+    parser = arg_parser(__doc__)
+    parser.add_argument("--size", choices=sorted(SIZES), default="100k")
+    parser.add_argument("--learn-budget", type=float, default=180.0, help="seconds of learning at most (180)")
+    parser.add_argument("--fresh-trials", type=int, default=3, help="edits per freshness route (3)")
+    parser.add_argument("--agent-deadline", type=float, default=300.0, help="seconds the agent may take (300)")
+    parser.add_argument("--index-timeout", type=float, default=7200.0)
+    add_common_options(parser)
+    args = parser.parse_args(argv)
+    errors = (CorpusError, BenchDaemonError, subprocess.CalledProcessError)
+    return run_and_save(args, f"monorepo-{args.size}", run, render, errors)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
