@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import shutil
 import sqlite3
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from support.daemon_proc import LENSMUX, DaemonProc, wait_until
+from support.daemon_proc import LENSMUX, DaemonProc
 
 from bench.daemon_launch import BenchDaemonError
 from bench.fetch_corpus import CorpusError
@@ -48,7 +50,7 @@ from bench.index.monorepo_tree import SIZES, Tree, build
 from bench.index.raw_model import load_chunks, measure, sweep
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
 from bench.search.daemon_search import run_queries, warm_up
-from bench.stats import load_average, percentile
+from bench.stats import load_average, percentile, write_atomic
 
 # Asked from tornado's package directory; the answer is in tornado/httputil.py.
 FIRST_QUERY = "parse the headers of an HTTP request"
@@ -88,6 +90,9 @@ WARM_QUERIES = (
 )
 WINDOWS = 5
 RAW_SAMPLE = 1200
+
+
+log = logging.getLogger(__name__)
 
 
 class MonorepoRunFailed(BenchDaemonError):
@@ -140,14 +145,22 @@ def first_search(daemon: DaemonProc, tree: Tree) -> dict[str, Any]:
     }
 
 
-def wait_indexed(daemon: DaemonProc, root: Path, timeout: float) -> dict[str, Any]:
-    """The root's status once its run has finished."""
-
-    def finished() -> dict[str, Any] | None:
+def wait_indexed(
+    daemon: DaemonProc, root: Path, timeout: float, on_progress: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """The root's status once its run has finished; `on_progress` gets the status every minute until then."""
+    deadline = time.monotonic() + timeout
+    reported = time.monotonic()
+    while True:
         status: dict[str, Any] = daemon.call("lensmux/indexStatus", {"root": str(root)}, timeout=30)
-        return status if not status["running"] and status.get("finished_at") else None
-
-    status: dict[str, Any] = wait_until(finished, timeout=timeout, interval=1.0, what="the index run's end")
+        if not status["running"] and status.get("finished_at"):
+            break
+        if time.monotonic() > deadline:
+            raise MonorepoRunFailed(f"indexing {root} did not finish within {timeout} s")
+        if time.monotonic() - reported > 60:
+            on_progress(status)
+            reported = time.monotonic()
+        time.sleep(1.0)
     if status.get("error"):
         raise MonorepoRunFailed(f"indexing {root} ended with an error: {status['error']}")
     return status
@@ -263,6 +276,21 @@ def ceiling(database: Path) -> dict[str, Any]:
     return {**figures, "load": load, "sweep": settings.sweep}
 
 
+def _checkpoint(args: argparse.Namespace, result: dict[str, Any]) -> None:
+    """What is measured so far, in case a later step fails (the index run alone can take an hour)."""
+    write_atomic(args.out / f"monorepo-{args.size}.partial.json", json.dumps(result, indent=1) + "\n")
+
+
+def _step(args: argparse.Namespace, result: dict[str, Any], name: str, step: Callable[[], dict[str, Any]]) -> None:
+    """One step after indexing; its failure is recorded, and the steps after it still run."""
+    try:
+        result[name] = step()
+    except Exception as exc:
+        log.exception("step %s failed", name)
+        result.setdefault("failed_steps", {})[name] = f"{type(exc).__name__}: {exc}"
+    _checkpoint(args, result)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     """The whole path for one size."""
     started = time.monotonic()
@@ -280,15 +308,33 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         cpu_before = cpu_seconds(pid)
         with Sampler(daemon, tree.root, interval=1.0).running() as sampler:
             result["first_search"] = first_search(daemon, tree)
-            status = wait_indexed(daemon, tree.root, args.index_timeout)
+            _checkpoint(args, result)
+
+            def so_far(status: dict[str, Any]) -> None:
+                # Where the run is, should the time box end it before it finishes.
+                result["index_so_far"] = {
+                    **{k: status.get(k) for k in ("files", "chunks", "coverage", "elapsed_s", "store_dir")},
+                    "daemon_cpu_s": round(cpu_seconds(pid) - cpu_before, 1),
+                    "servers_cpu_s": round(sampler.children_cpu_s(), 1),
+                    "daemon_rss_peak_mib": _mib(sampler.peak_daemon_kib),
+                    "servers_rss_peak_mib": _mib(sampler.peak_children_kib),
+                    "disk_bytes": disk_bytes(Path(status["store_dir"])),
+                    "load": load_average(),
+                    "timeline": sampler.timeline[:: max(1, len(sampler.timeline) // 200)],
+                }
+                _checkpoint(args, result)
+
+            status = wait_indexed(daemon, tree.root, args.index_timeout, so_far)
             cpu_s = cpu_seconds(pid) - cpu_before
         result["load_after_index"] = load_average()
         result["index"] = index_figures(status, sampler, cpu_s, daemon)
         result["daemon_rss_after_index_mib"] = _mib(_settled_rss_kib(pid))
         result["servers_after_index"] = instances(daemon)
-        result["learning"] = learn(daemon, tree.root, args.learn_budget)
-        result["search"] = warm_searches(daemon, tree.root)
-        result.update(run_users(daemon, tree, args))
+        _checkpoint(args, result)
+        _step(args, result, "learning", lambda: learn(daemon, tree.root, args.learn_budget))
+        _step(args, result, "search", lambda: warm_searches(daemon, tree.root))
+        _step(args, result, "users", lambda: run_users(daemon, tree, args))
+        result.update(result.pop("users", {}))
         result["daemon_rss_end_mib"] = _mib(_settled_rss_kib(pid))
         result["servers_end"] = instances(daemon)
         result["model"] = daemon.call("lensmux/indexStatus", {"root": str(tree.root)}).get("model")
@@ -304,53 +350,58 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return finish(result, started)
 
 
+def _cell(value: Callable[[], str]) -> str:
+    # A step that failed left its figures out: its cells say so instead of failing the report.
+    try:
+        return value()
+    except (KeyError, TypeError, IndexError, ZeroDivisionError):
+        return "-"
+
+
 def render(result: dict[str, Any]) -> str:
     """The run's figures as Markdown lines."""
-    tree, index, first, search = result["tree"], result["index"], result["first_search"], result["search"]
-    lines_total = tree["code_lines"]
-    fresh = result["freshness"]["routes"]
-    agent = result["editor_and_agent"]
-    rows = [
-        ("lines (Python, C, C++) / all walked", f"{lines_total:,} / {tree['all_lines']:,}"),
-        ("files / symbols / chunks", f"{index['files']:,} / {index['symbols']:,} / {index['chunks']:,}"),
-        ("chunks by language", json.dumps(index.get("chunks_by_language"))),
-        ("first useful search s (rank, coverage)", f"{first['wall_s']} ({first['first_useful_rank']}, "
-         f"{first['coverage']}); load {first['load'][0]}"),
-        ("index run s / chunks/s", f"{index['run_s']} / {index['chunks_per_s']}; load after "
-         f"{result['load_after_index'][0]}"),
-        ("chunks/s per fifth of the run", ", ".join(map(str, index["chunks_per_s_by_fifth"]))),
-        ("ceiling chunks/s (raw, sample)", f"{result['ceiling']['chunks_per_s']}; load {result['ceiling']['load'][0]}"),
-        ("b/a wall / by fifth / CPU", f"{result['b_over_a']['chunks_per_s']} / "
-         f"{', '.join(map(str, result['b_over_a']['by_fifth']))} / {result['b_over_a']['cpu_daemon']}"),
-        ("daemon CPU s / servers CPU s", f"{index['daemon_cpu_s']} / {index['servers_cpu_s']}"),
-        ("daemon RSS idle / peak / after index / end MiB", f"{result['daemon_rss_idle_mib']} / "
-         f"{index['daemon_rss_peak_mib']} / {result['daemon_rss_after_index_mib']} / {result['daemon_rss_end_mib']}"),
-        ("servers RSS peak while indexing MiB", str(index["servers_rss_peak_mib"])),
-        ("disk MiB / KiB per chunk", f"{round(index['disk_bytes'] / 2**20, 1)} / {index['disk_kib_per_chunk']}"),
-        ("per 1k lines: run s / daemon CPU s / disk KiB", f"{round(index['run_s'] * 1000 / lines_total, 3)} / "
-         f"{round(index['daemon_cpu_s'] * 1000 / lines_total, 3)} / "
-         f"{round(index['disk_bytes'] / 1024 * 1000 / lines_total, 1)}"),
-        ("learning: learned / learnable in s", f"{result['learning']['learned']} / {result['learning']['learnable']} "
-         f"in {result['learning']['samples'][-1]['s']} (up to date: {result['learning']['up_to_date_s']})"),
-        ("warm search p50 / p95 / max ms", f"{search['p50_ms']} / {search['p95_ms']} / {search['max_ms']}; "
-         f"load {search['load'][0]}"),
-        *((f"freshness {route} p50 / max s", f"{r['p50_s']} / {r['max_s']} (n {r['n']}, load {r['load'][0]})")
-          for route, r in fresh.items()),
-        ("agent ready s / complete s", f"{agent.get('agent', {}).get('ready_s')} / "
-         + json.dumps({k: v["complete_s"] for k, v in agent.get("agent", {}).get("questions", {}).items()})),
-        ("second editor (clangd) ms", json.dumps([a["ms"] for a in agent.get("editor", {}).get("asks", [])])),
-        *((f"{i['server']} after / end MiB, recycles", f"{i['memory_mb']} / "
-           + ", ".join(f"{e['memory_mb']} ({e['recycles']}, restarts {e['restarts']})"
-                       for e in result["servers_end"] if e["server"] == i["server"]))
-          for i in result["servers_after_index"]),
+    r = result
+    tree, index = r["tree"], r["index"]
+    lines = tree["code_lines"]
+    rows: list[tuple[str, Callable[[], str]]] = [
+        ("lines (Python, C, C++) / all walked", lambda: f"{lines:,} / {tree['all_lines']:,}"),
+        ("files / symbols / chunks", lambda: f"{index['files']:,} / {index['symbols']:,} / {index['chunks']:,}"),
+        ("chunks by language", lambda: json.dumps(index["chunks_by_language"])),
+        ("first useful search s (rank, coverage)", lambda: f"{r['first_search']['wall_s']} "
+         f"({r['first_search']['first_useful_rank']}, {r['first_search']['coverage']}); "
+         f"load {r['first_search']['load'][0]}"),
+        ("index run s / chunks/s", lambda: f"{index['run_s']} / {index['chunks_per_s']}; "
+         f"load after {r['load_after_index'][0]}"),
+        ("chunks/s per fifth of the run", lambda: ", ".join(map(str, index["chunks_per_s_by_fifth"]))),
+        ("ceiling chunks/s (raw, sample)", lambda: f"{r['ceiling']['chunks_per_s']}; load {r['ceiling']['load'][0]}"),
+        ("b/a wall / by fifth / CPU", lambda: f"{r['b_over_a']['chunks_per_s']} / "
+         f"{', '.join(map(str, r['b_over_a']['by_fifth']))} / {r['b_over_a']['cpu_daemon']}"),
+        ("daemon CPU s / servers CPU s", lambda: f"{index['daemon_cpu_s']} / {index['servers_cpu_s']}"),
+        ("daemon RSS idle / peak / after index / end MiB", lambda: f"{r['daemon_rss_idle_mib']} / "
+         f"{index['daemon_rss_peak_mib']} / {r['daemon_rss_after_index_mib']} / {r['daemon_rss_end_mib']}"),
+        ("servers RSS peak while indexing MiB", lambda: str(index["servers_rss_peak_mib"])),
+        ("disk MiB, KiB per chunk", lambda: f"{round(index['disk_bytes'] / 2**20, 1)} / {index['disk_kib_per_chunk']}"),
+        ("per 1k lines: run s / daemon CPU s / disk KiB", lambda: f"{round(index['run_s'] * 1000 / lines, 3)} / "
+         f"{round(index['daemon_cpu_s'] * 1000 / lines, 3)} / {round(index['disk_bytes'] / 1024 * 1000 / lines, 1)}"),
+        ("learning: learned / learnable in s", lambda: f"{r['learning']['learned']} / {r['learning']['learnable']} "
+         f"in {r['learning']['samples'][-1]['s']} (up to date: {r['learning']['up_to_date_s']})"),
+        ("warm search p50 / p95 / max ms", lambda: f"{r['search']['p50_ms']} / {r['search']['p95_ms']} / "
+         f"{r['search']['max_ms']}; load {r['search']['load'][0]}"),
+        ("freshness p50 / max s per route", lambda: "; ".join(
+            f"{route} {f['p50_s']} / {f['max_s']} (n {f['n']}, load {f['load'][0]})"
+            for route, f in r["freshness"]["routes"].items())),
+        ("agent ready s / complete s", lambda: f"{r['editor_and_agent']['agent']['ready_s']} / "
+         + json.dumps({k: v["complete_s"] for k, v in r["editor_and_agent"]["agent"]["questions"].items()})),
+        ("second editor (clangd) ms", lambda: json.dumps([a["ms"] for a in r["editor_and_agent"]["editor"]["asks"]])),
+        ("servers after index / end MiB (recycles, restarts)", lambda: "; ".join(
+            f"{i['server']} {i['memory_mb']} / "
+            + ", ".join(f"{e['memory_mb']} ({e['recycles']}, {e['restarts']})"
+                        for e in r["servers_end"] if e["server"] == i["server"])
+            for i in r["servers_after_index"])),
+        ("failed steps", lambda: json.dumps(r.get("failed_steps", {}))),
     ]  # fmt: skip
-    out = [
-        f"monorepo {result['size']}: `{result['command']}`, started {result['started']}",
-        "",
-        "| | |",
-        "| --- | --- |",
-    ]
-    out += [f"| {name} | {value} |" for name, value in rows]
+    out = [f"monorepo {r['size']}: `{r['command']}`, started {r['started']}", "", "| | |", "| --- | --- |"]
+    out += [f"| {name} | {_cell(value)} |" for name, value in rows]
     return "\n".join(out)
 
 
