@@ -33,7 +33,7 @@ assertions against each store):
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -41,6 +41,7 @@ from typing import Protocol
 import numpy
 import numpy.typing as npt
 
+from lensmux.graph.index.identifiers import fts_match_query
 from lensmux.graph.index.records import (
     ChunkRecord,
     FileRecord,
@@ -69,6 +70,21 @@ RELATIONS = frozenset({"calls", "calls_derived", "called_by", "referenced_by", "
 # Learned relations of symbols: subject id -> [(relation, other id)], in the order stored.
 Learned = dict[int, list[tuple[str, int]]]
 
+
+def learned_symbols(relations: Mapping[int, Sequence[tuple[str, int]]]) -> set[int]:
+    """Every symbol id learned relations name, subjects and others: what must still exist to store them."""
+    return {i for subject, rel in relations.items() for i in (subject, *(other for _, other in rel))}
+
+
+def storable_relations(
+    relations: Mapping[int, Sequence[tuple[str, int]]], alive: Collection[int]
+) -> Iterator[tuple[int, Sequence[tuple[str, int]]]]:
+    """The subjects whose relations name only symbols that still exist (the others are skipped)."""
+    for subject, rel in relations.items():
+        if subject in alive and all(other in alive for _, other in rel):
+            yield subject, rel
+
+
 _TERM = re.compile(r'"((?:[^"]|"")*)"(\*?)')
 
 
@@ -86,6 +102,14 @@ def keyword_terms(expression: str) -> list[KeywordTerm]:
     for match in _TERM.finditer(expression):
         seen.setdefault(KeywordTerm(match.group(1).replace('""', '"'), bool(match.group(2))), None)
     return list(seen)
+
+
+def free_text_search(
+    fts_search: Callable[[str, int], list[tuple[int, float]]], query: str, k: int
+) -> list[tuple[int, float]]:
+    """`keyword_search` as every store answers it: its fts_search of the query's words and their parts."""
+    match = fts_match_query(query)
+    return [] if match is None else fts_search(match, k)
 
 
 class IndexReader(Protocol):

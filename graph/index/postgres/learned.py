@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS
-from lensmux.graph.index.interface import Learned
+from lensmux.graph.index.interface import Learned, learned_symbols, storable_relations
 
 _KINDS = sorted(CHUNKED_KINDS)
 
@@ -43,7 +43,7 @@ def remember(
     conn: psycopg.Connection[Any], snapshot: int, repo: str, learned: Mapping[int, Sequence[tuple[str, int]]]
 ) -> int:
     """Store each subject's relations, replacing what it had; subjects naming a vanished symbol are skipped."""
-    involved = sorted({i for subject, rel in learned.items() for i in (subject, *(other for _, other in rel))})
+    involved = sorted(learned_symbols(learned))
     alive = {
         int(r[0])
         for r in conn.execute(
@@ -53,9 +53,7 @@ def remember(
     now = time.time()
     stored = 0
     with conn.cursor() as cur:
-        for subject, relations in learned.items():
-            if subject not in alive or any(other not in alive for _, other in relations):
-                continue
+        for subject, relations in storable_relations(learned, alive):
             cur.execute(
                 "INSERT INTO lensmux.learned(symbol_id, snapshot, repo, learned_at) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (symbol_id) DO UPDATE SET learned_at = excluded.learned_at",

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS
-from lensmux.graph.index.identifiers import fts_match_query
-from lensmux.graph.index.interface import Learned
+from lensmux.graph.index.interface import Learned, free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.postgres import keyword, learned
 from lensmux.graph.index.postgres.cache import Lru, missing
@@ -86,8 +85,7 @@ class SnapshotQueries:
 
     def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
         """BM25 over chunk names, paths and text: (chunk_id, score), best (highest) first."""
-        match = fts_match_query(query)
-        return [] if match is None else self.fts_search(match, k)
+        return free_text_search(self.fts_search, query, k)
 
     def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
         """FTS5's bm25() over the postings (terms.py, keyword.py), highest first."""

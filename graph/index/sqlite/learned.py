@@ -21,7 +21,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import mentions
-from lensmux.graph.index.interface import RELATIONS, Learned
+from lensmux.graph.index.interface import RELATIONS, Learned, learned_symbols, storable_relations
 
 __all__ = ["RELATIONS", "Learned", "forget_mentioned", "forget_related", "mentions"]
 
@@ -58,15 +58,13 @@ def recall(conn: sqlite3.Connection, ids: Iterable[int]) -> Learned:
 
 def remember(conn: sqlite3.Connection, learned: Mapping[int, Sequence[tuple[str, int]]]) -> int:
     """Store each subject's relations, replacing what it had; subjects naming a vanished symbol are skipped."""
-    involved = {i for subject, rel in learned.items() for i in (subject, *(other for _, other in rel))}
+    involved = learned_symbols(learned)
     alive: set[int] = set()
     for part in _batches(involved):
         alive.update(r[0] for r in conn.execute(f"SELECT id FROM symbols WHERE id IN ({_marks(len(part))})", part))
     now = time.time()
     stored = 0
-    for subject, relations in learned.items():
-        if subject not in alive or any(other not in alive for _, other in relations):
-            continue
+    for subject, relations in storable_relations(learned, alive):
         # An upsert, not INSERT OR REPLACE: a replaced row would not reach the count triggers' delete.
         conn.execute(
             "INSERT INTO learned(symbol_id, learned_at) VALUES (?, ?)"

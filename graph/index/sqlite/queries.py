@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
 from lensmux.graph.index.chunking import CHUNKED_KINDS
-from lensmux.graph.index.identifiers import fts_match_query
+from lensmux.graph.index.interface import free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 from lensmux.graph.index.rows import CHUNK_COLUMNS as _CHUNK_COLUMNS
@@ -42,8 +42,7 @@ class StoreQueries:
 
     def keyword_search(self, query: str, k: int = 20) -> list[tuple[int, float]]:
         """BM25 over chunk names, paths and text: (chunk_id, score), best (highest) first."""
-        match = fts_match_query(query)
-        return [] if match is None else self.fts_search(match, k)
+        return free_text_search(self.fts_search, query, k)
 
     def fts_search(self, match: str, k: int = 20) -> list[tuple[int, float]]:
         """keyword_search with a ready FTS5 MATCH expression (callers build it from quoted terms)."""
