@@ -214,7 +214,13 @@ def attribution(store_dir: Path, root: Path, dsn: str, queries: tuple[str, ...])
             same = [round(x, 4) for x in sorted(hnsw)] == [round(x, 4) for x in sorted(pg)]
             lists_same += int(same)
             out["per_query"].append(
-                {"query": query, "hnswlib": recall_hnsw[-1], "pgvector": recall_pg[-1], "vector_lists_same": same}
+                {
+                    "query": query,
+                    "hnswlib": recall_hnsw[-1],
+                    "pgvector": recall_pg[-1],
+                    "vector_lists_same": same,
+                    "returned": {"hnswlib": len(hnsw), "pgvector": len(pg)},
+                }
             )
         out["vector_lists_same"] = lists_same
         out["recall_at_100_hnswlib_mean"] = round(sum(recall_hnsw) / len(recall_hnsw), 4)
