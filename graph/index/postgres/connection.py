@@ -3,7 +3,11 @@
 psycopg 3 speaks through libpq, so a DSN may name a service (`service=team`, from
 pg_service.conf) and passwords come from libpq's passfile (~/.pgpass, PGPASSFILE): lensmux's
 own files never hold one. Every connection has a connect timeout and a statement timeout,
-so an unreachable or stuck server costs a bounded wait, never a hung editor.
+so an unreachable or stuck server costs a bounded wait, never a hung editor. A server that
+stops answering without going away (a partition, a stopped process, a proxy that holds the
+traffic) never cancels its own statement and libpq waits on an open socket for ever: so a
+statement the server should have ended is given up from this side too (Connection's
+`limit_s`, interrupt_stalled()), and the call fails as StoreUnreachable.
 """
 
 from __future__ import annotations
@@ -11,7 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import socket
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,11 +25,14 @@ import psycopg
 
 from lensmux.graph.index.errors import IndexStoreError, StoreUnreachable
 
-__all__ = ["DSN_ENV", "Connection", "StoreUnreachable", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "DSN_ENV", "STALLED_AFTER_S", "Connection", "StoreUnreachable", "connect"]
 
 DSN_ENV = "LENSMUX_INDEX_DSN"
 CONNECT_TIMEOUT_S = 3
 STATEMENT_TIMEOUT_MS = 15_000
+# A statement the server has not ended by its own timeout, plus a connect timeout of slack for
+# the server's answer to travel: the server is not answering at all.
+STALLED_AFTER_S = STATEMENT_TIMEOUT_MS / 1000 + CONNECT_TIMEOUT_S
 
 
 def connect(
@@ -60,12 +69,16 @@ class Connection:
     one transaction around the writes of a whole snapshot).
     """
 
-    def __init__(self, *conns: psycopg.Connection[Any]) -> None:
+    def __init__(self, *conns: psycopg.Connection[Any], limit_s: float | None = None) -> None:
+        """`limit_s`: how long one use() may hold a connection before interrupt_stalled() gives it up."""
         self._all = list(conns)
         self._free: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
         for conn in conns:
             self._free.put(conn)
         self._held = threading.local()
+        self._limit_s = limit_s
+        self._lock = threading.Lock()
+        self._since: dict[int, float] = {}  # id(connection) -> when a thread took it
 
     @contextlib.contextmanager
     def use(self, what: str) -> Iterator[psycopg.Connection[Any]]:
@@ -77,12 +90,31 @@ class Connection:
             return
         conn = self._free.get()
         self._held.conn = conn
+        with self._lock:
+            self._since[id(conn)] = time.monotonic()
         try:
             with translate_errors(what):
                 yield conn
         finally:
+            with self._lock:
+                self._since.pop(id(conn), None)
             self._held.conn = None
             self._free.put(conn)
+
+    def interrupt_stalled(self, now: float) -> int:
+        """Shut down the socket of every connection held longer than limit_s; how many.
+
+        The thread waiting on it then reads the end of the stream: psycopg raises
+        OperationalError, which use() turns into StoreUnreachable, and the connection is
+        unusable from then on (the root goes back to its local index). Never blocks.
+        """
+        if self._limit_s is None:
+            return 0
+        with self._lock:
+            stalled = [c for c in self._all if now - self._since.get(id(c), now) > self._limit_s]
+        for conn in stalled:
+            _shut_down(conn)
+        return len(stalled)
 
     @contextlib.contextmanager
     def transaction(self, what: str) -> Iterator[psycopg.Connection[Any]]:
@@ -94,6 +126,16 @@ class Connection:
         """Close every connection (call when no thread uses them)."""
         for conn in self._all:
             conn.close()
+
+
+def _shut_down(conn: psycopg.Connection[Any]) -> None:
+    # A shutdown of the socket (a duplicate of its descriptor: libpq keeps its own) wakes the
+    # thread polling it; closing the connection from here would race with that thread.
+    try:
+        with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, psycopg.Error):
+        pass  # already closed or broken: its user has failed, or is about to
 
 
 @contextlib.contextmanager

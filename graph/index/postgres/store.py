@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 from lensmux.graph.index.errors import IndexSchemaMismatch
-from lensmux.graph.index.postgres.connection import STATEMENT_TIMEOUT_MS, Connection, connect
+from lensmux.graph.index.postgres.connection import STALLED_AFTER_S, STATEMENT_TIMEOUT_MS, Connection, connect
 from lensmux.graph.index.postgres.schema import SCHEMA_VERSION, schema_version
 from lensmux.graph.index.postgres.snapshots import Snapshot, ancestors, find_published, repository_id
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
@@ -14,8 +16,17 @@ from lensmux.graph.index.postgres.writer import SnapshotStore
 __all__ = ["TeamStore"]
 
 
+# How often the watchdog looks for a statement the server has stopped answering.
+_WATCH_INTERVAL_S = 1.0
+
+
 class TeamStore:
-    """One database of the team store: a reading and a writing connection, shared by its snapshots."""
+    """One database of the team store: a reading and a writing connection, shared by its snapshots.
+
+    Its watchdog thread (started here, joined by close()) gives up every statement a stalled
+    server has held past STALLED_AFTER_S, so that no worker thread, and no search, waits on it
+    for ever; a publisher's writing connection, which has no statement timeout, is not watched.
+    """
 
     def __init__(self, dsn: str, *, application: str = "lensmux", publishing: bool = False) -> None:
         """`publishing`: the writing connection has no statement timeout (one transaction writes a tree)."""
@@ -23,17 +34,29 @@ class TeamStore:
         # Two readers: a search asks its keyword and vector questions at once.
         first = connect(dsn, application=application)
         try:
-            self.reader = Connection(first, connect(dsn, application=application))
+            self.reader = Connection(first, connect(dsn, application=application), limit_s=STALLED_AFTER_S)
         except BaseException:
             first.close()
             raise
         try:
             self._check_schema()
             timeout = 0 if publishing else STATEMENT_TIMEOUT_MS
-            self.writer = Connection(connect(dsn, application=application, statement_timeout_ms=timeout))
+            self.writer = Connection(
+                connect(dsn, application=application, statement_timeout_ms=timeout),
+                limit_s=None if publishing else STALLED_AFTER_S,
+            )
         except BaseException:
             self.reader.close()
             raise
+        self._closing = threading.Event()
+        self._watchdog = threading.Thread(target=self._watch, name="lensmux-team-store-watchdog", daemon=True)
+        self._watchdog.start()
+
+    def _watch(self) -> None:
+        while not self._closing.wait(_WATCH_INTERVAL_S):
+            now = time.monotonic()
+            self.reader.interrupt_stalled(now)
+            self.writer.interrupt_stalled(now)
 
     def _check_schema(self) -> None:
         with self.reader.use("check schema") as conn:
@@ -42,7 +65,10 @@ class TeamStore:
             raise IndexSchemaMismatch(f"team store schema is {found}, lensmux needs {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        """Close both connections."""
+        """Stop the watchdog and close both connections."""
+        self._closing.set()
+        if self._watchdog is not threading.current_thread():
+            self._watchdog.join()
         self.reader.close()
         self.writer.close()
 
