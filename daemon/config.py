@@ -193,10 +193,13 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     max_file_chunks: Annotated[int, msgspec.Meta(ge=1, le=100_000)] = 400
     max_chunk_tokens: Annotated[int, msgspec.Meta(ge=16, le=8192)] = 512
     # hnswlib: links per node (memory is about 8*m bytes a vector beyond the vector itself),
-    # candidate list while building and while searching.
+    # candidate list while building and while searching (also pgvector's hnsw.ef_search for a
+    # team snapshot). Questions in words lie far from the chunks they find; at the list depth
+    # alone (100) the graph missed 15% of a text query's nearest chunks, up to 90% of one's
+    # (bench/index/vector_recall.py).
     hnsw_m: Annotated[int, msgspec.Meta(ge=4, le=96)] = 16
     hnsw_ef_construction: Annotated[int, msgspec.Meta(ge=16, le=2000)] = 200
-    hnsw_ef_search: Annotated[int, msgspec.Meta(ge=8, le=2000)] = 64
+    hnsw_ef_search: Annotated[int, msgspec.Meta(ge=8, le=2000)] = 400
     # The vector graph is rebuilt once more than this share of it is deleted vectors.
     compact_fraction: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.2
     # A transaction (and what a full run holds prepared in memory) is at most this many files or chunks.

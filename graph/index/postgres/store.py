@@ -72,7 +72,7 @@ class TeamStore:
         self.reader.close()
         self.writer.close()
 
-    def open(self, root: Path, snapshot: Snapshot, *, ef_search: int = 64) -> tuple[SnapshotStore, SnapshotVectors]:
+    def open(self, root: Path, snapshot: Snapshot, *, ef_search: int = 400) -> tuple[SnapshotStore, SnapshotVectors]:
         """The IndexWriter and VectorWriter of one snapshot, with paths relative to root."""
         store = SnapshotStore(root.resolve(), snapshot.id, snapshot.repo, reader=self.reader, writer=self.writer)
         vectors = SnapshotVectors(

@@ -49,7 +49,7 @@ class SnapshotVectors:
         *,
         reader: Connection,
         writer: Connection,
-        ef_search: int = 64,
+        ef_search: int = 400,
         mask: Mask | None = None,
     ) -> None:
         self.snapshot = snapshot

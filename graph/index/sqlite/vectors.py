@@ -41,7 +41,8 @@ class HnswParams:
 
     m: int = 16
     ef_construction: int = 200
-    ef_search: int = 64
+    # Text queries lie far from the chunk vectors; see daemon/config.py:IndexSettings.
+    ef_search: int = 400
     num_threads: int = 1
 
 
