@@ -25,6 +25,8 @@ from lensmux.graph.index.errors import (
     RootNotIndexed,
 )
 from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.chunk_text import register_functions
+from lensmux.graph.index.sqlite.migrate import MIGRATABLE_VERSION, migrate
 from lensmux.graph.index.sqlite.schema import (
     DDL,
     LEARNED_DDL,
@@ -58,6 +60,7 @@ class OpenedDatabase:
 def _connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     # isolation_level=None: transactions are opened explicitly with BEGIN IMMEDIATE.
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    register_functions(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     # Bounded page cache per connection (2 MiB; two connections per root), no memory-mapped I/O:
@@ -80,7 +83,10 @@ def _lock(directory: Path) -> int:
 
 
 def _check(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> bool:
-    """True when the file is a usable index, False when it is empty; raises otherwise."""
+    """True when the file is a usable index, False when it is empty; raises otherwise.
+
+    An index of schema MIGRATABLE_VERSION is converted in place first (migrate.py).
+    """
     try:
         result = conn.execute("PRAGMA quick_check").fetchall()
         if result != [("ok",)]:
@@ -99,6 +105,14 @@ def _check(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> boo
         META_DIM: str(dim),
         META_ROOT: str(root),
     }
+    if meta.get(META_SCHEMA_VERSION) == MIGRATABLE_VERSION and all(
+        meta.get(key) == want for key, want in expected.items() if key != META_SCHEMA_VERSION
+    ):
+        try:
+            migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            raise IndexSchemaMismatch(f"cannot convert schema {MIGRATABLE_VERSION}: {exc}") from exc
+        return True
     for key, want in expected.items():
         if meta.get(key) != want:
             raise IndexSchemaMismatch(f"{key} is {meta.get(key)!r}, expected {want!r}")

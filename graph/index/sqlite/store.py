@@ -21,6 +21,7 @@ from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer, WriteResult
 from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.chunk_text import pack, unpack
 from lensmux.graph.index.sqlite.database import DB_NAME, open_database, translate_errors
 from lensmux.graph.index.sqlite.queries import StoreQueries
 from lensmux.graph.index.sqlite.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
@@ -137,7 +138,8 @@ class Store(StoreQueries):
             for start in range(0, len(wanted), 500):
                 part = wanted[start : start + 500]
                 marks = ",".join("?" * len(part))
-                out.extend(conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", part))
+                rows = conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", part)
+                out.extend((chunk_id, unpack(blob)) for chunk_id, blob in rows)
         return out
 
     def chunk_ids_by_text(self, paths: Collection[str]) -> dict[str, int]:
@@ -149,7 +151,7 @@ class Store(StoreQueries):
                     "SELECT c.text, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
                     (path,),
                 )
-                out.update(rows)
+                out.update((unpack(blob), chunk_id) for blob, chunk_id in rows)
         return out
 
     # -- the learned call graph (learned.py) ------------------------------------------
@@ -229,8 +231,9 @@ class Store(StoreQueries):
                         "INSERT INTO chunks(file_id, symbol_id, kind, name, start_line, end_line,"
                         " text, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (file_id, symbol_id, chunk.kind, chunk.name, chunk.start_line,
-                         chunk.end_line, chunk.text, tokens),
+                         chunk.end_line, pack(chunk.text), tokens),
                     )  # fmt: skip
+                    # The values schema.chunks_fts_source yields for this row (chunk_text.py).
                     names = fts_names([chunk.name]) if chunk.symbol is not None else ""
                     conn.execute(
                         "INSERT INTO chunks_fts(rowid, names, path, body) VALUES (?, ?, ?, ?)",
@@ -282,7 +285,13 @@ class Store(StoreQueries):
         gone_learned, gone_learnable = learned.file_counts(conn, file_id)
         delta.learned -= gone_learned
         delta.learnable -= gone_learnable
-        conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        # External content: FTS5 forgets a row only when told the values it indexed, which
+        # the view derives from the rows about to be deleted (schema.FTS_DDL).
+        conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, names, path, body)"
+            " SELECT 'delete', id, names, path, body FROM chunks_fts_source WHERE file_id = ?",
+            (file_id,),
+        )
         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
