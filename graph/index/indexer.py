@@ -6,8 +6,9 @@ hnswlib calls run in worker threads, embedding runs in worker threads in batches
 A full run is a pipeline (pipeline.py) over its files, where the user is first (order.py):
 files are prepared, embedded (`embed_concurrency` calls in flight) and written in stages
 joined by bounded streams, each stage taking what is ready; a transaction holds at most
-`commit_files`/`commit_chunks`. The vector file is saved on a timer during full runs and
-with a debounce after single-file updates, because the database carries the truth and
+`commit_files`/`commit_chunks`. The vector file is saved during full runs each time it
+grew by a share (`save_growth`, at most every `save_interval_s`), at their end, and with a
+debounce after single-file updates, because the database carries the truth and
 IndexFiles.open reconciles the rest.
 """
 
@@ -282,7 +283,7 @@ class Indexer:
             self.order.written(o.walked.rel for o in batch)
             chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
             self.progress.advance(len(batch) - len(retry), chunks)
-            if time.monotonic() - self._last_save >= self.config.save_interval_s:
+            if self._save_due():
                 await self.save_vectors()
             if progress_cb is not None:
                 progress_cb(self.progress.snapshot())
@@ -403,6 +404,12 @@ class Indexer:
         return await self._batch_writer.embed_pending(lambda n: self.progress.advance(0, n))
 
     # -- saving -------------------------------------------------------------------------
+
+    def _save_due(self) -> bool:
+        """During a full run: whether the vectors grew enough since the last save, and it is not too soon."""
+        if self._files is None or time.monotonic() - self._last_save < self.config.save_interval_s:
+            return False
+        return self._files.save_due(self.config.save_growth)
 
     async def save_vectors(self) -> bool:
         """Save the vector file now if anything changed (compacting first when worthwhile)."""
