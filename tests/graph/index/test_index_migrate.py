@@ -194,6 +194,15 @@ def _symbol(name: str, start: int, end: int) -> ParsedSymbol:
     )
 
 
+def _v1_root(tmp_path: Path) -> tuple[Path, Path]:
+    """A root and its schema 1 index file."""
+    root, state = tmp_path / "repo", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    _write_v1(state / "index.sqlite", root.resolve())
+    return root, state / "index.sqlite"
+
+
 def _rewrite(path: str, text: str) -> FileWrite:
     symbol = _symbol("rewritten", 0, 2)
     chunks = [ChunkDraft(kind="function", name="rewritten", start_line=0, end_line=2, text=text, symbol=0)]
@@ -201,11 +210,8 @@ def _rewrite(path: str, text: str) -> FileWrite:
 
 
 def test_a_schema_1_index_converts_in_place_with_identical_keyword_scores(tmp_path: Path) -> None:
-    root, state = tmp_path / "repo", tmp_path / "state"
-    root.mkdir()
-    state.mkdir()
-    db = state / "index.sqlite"
-    _write_v1(db, root.resolve())
+    root, db = _v1_root(tmp_path)
+    state = db.parent
     before, rows = _v1_scores(db), _raw(db)
     assert all(before[q] for q in _QUERIES if q != '"http" OR "send"'), "the queries must find something"
     v1_size = db.stat().st_size
@@ -282,11 +288,8 @@ migrate(conn)
 
 
 def test_a_kill_in_the_middle_of_the_conversion_leaves_schema_1_which_converts_next_time(tmp_path: Path) -> None:
-    root, state = tmp_path / "repo", tmp_path / "state"
-    root.mkdir()
-    state.mkdir()
-    db = state / "index.sqlite"
-    _write_v1(db, root.resolve())
+    root, db = _v1_root(tmp_path)
+    state = db.parent
     before, rows = _v1_scores(db), _raw(db)
     proc = subprocess.run([sys.executable, "-c", _KILL_MIDWAY, str(db)], check=False, timeout=120)
     assert proc.returncode == -signal.SIGKILL
