@@ -41,6 +41,9 @@ class IndexConfig:
     save_growth: float = 0.25
     # After single-file updates, vectors are saved once nothing changed for this long.
     save_debounce_s: float = 5.0
+    # Rewrite the FTS5 index whole when the chunks deleted from it since the last time reach
+    # this share of its chunks (Store.optimize_keywords), after a full run or quiet updates.
+    keyword_optimize_share: float = 0.5
     # Rebuild the HNSW graph when more than this share of its elements is deleted.
     compact_fraction: float = 0.2
     compact_min_deleted: int = 64

@@ -256,6 +256,7 @@ class Indexer:
             await self.reindex_file(w.rel)
             self.progress.advance(1, 0)
         await self.save_vectors()
+        await self.optimize_keywords()
         self.progress.finish()
 
     def _not_in_baseline(self, walked: list[WalkedFile]) -> list[WalkedFile]:
@@ -420,6 +421,14 @@ class Indexer:
             files, config = self._files, self.config
             return await anyio.to_thread.run_sync(files.save, config.compact_fraction, config.compact_min_deleted)
 
+    async def optimize_keywords(self) -> bool:
+        """Rewrite the keyword index whole if enough of it was deleted since the last time (Store.optimize_keywords)."""
+        async with self._write_lock:
+            if self._files is None:
+                return False
+            store, share = self._files.store, self.config.keyword_optimize_share
+            return await anyio.to_thread.run_sync(store.optimize_keywords, share)
+
     async def autosave_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Save vectors once single-file updates have been quiet for save_debounce_s; runs until cancelled."""
         task_status.started()
@@ -434,6 +443,7 @@ class Indexer:
                 self._changed = anyio.Event()
             try:
                 await self.save_vectors()
+                await self.optimize_keywords()
             except (OSError, IndexStoreError) as exc:
                 log.error("saving vectors for %s failed: %s", self.root, exc)
                 self.progress.note_error(f"saving vectors failed: {exc}")

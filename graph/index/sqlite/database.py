@@ -34,6 +34,7 @@ from lensmux.graph.index.sqlite.schema import (
     META_CREATED_AT,
     META_DIM,
     META_FILES,
+    META_FTS_DELETED,
     META_MODEL_ID,
     META_ROOT,
     META_SCHEMA_VERSION,
@@ -194,6 +195,8 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
                 _create(writer, root, model_id, dim)
             writer.executescript(LEARNED_DDL)
             learned.ensure_counts(writer)
+            # Added after schema 2's first files: an index without it has deleted nothing since.
+            writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (META_FTS_DELETED,))
             reader = _connect(db, read_only=True)
         except sqlite3.DatabaseError as exc:
             writer.close()

@@ -119,3 +119,5 @@ META_FILES = "count_files"
 META_SYMBOLS = "count_symbols"
 META_CHUNKS = "count_chunks"
 META_VECTORS = "vectors"  # JSON of a VectorPointer, absent until the first save
+# Chunks deleted from the FTS5 index since it was last rewritten whole (Store.optimize_keywords).
+META_FTS_DELETED = "fts_deleted"

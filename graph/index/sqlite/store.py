@@ -24,7 +24,13 @@ from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.chunk_text import pack, unpack
 from lensmux.graph.index.sqlite.database import DB_NAME, open_database, translate_errors
 from lensmux.graph.index.sqlite.queries import StoreQueries
-from lensmux.graph.index.sqlite.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
+from lensmux.graph.index.sqlite.schema import (
+    META_CHUNKS,
+    META_FILES,
+    META_FTS_DELETED,
+    META_SYMBOLS,
+    META_VECTORS,
+)
 
 __all__ = ["Store"]
 
@@ -178,6 +184,26 @@ class Store(StoreQueries):
 
     # -- writes ---------------------------------------------------------------------
 
+    def optimize_keywords(self, share: float) -> bool:
+        """Rewrite the FTS5 index whole once the chunks deleted from it reach `share` of its chunks.
+
+        FTS5 deletes by adding tombstones to new segments; the deleted entries stay in the
+        older, larger segments until a merge reaches them, which automerge rarely does for
+        the largest. An index re-indexed again and again grew to 5 times its size (flask:
+        2,378 B a chunk against 489 B rewritten; docs/benchmarks.md, "Monorepo"). The rewrite
+        reads and writes the index once, after as many deletions as `share` of its chunks,
+        so its cost stays in proportion to the writes. Scores do not change: bm25() reads the
+        same postings and lengths however they are segmented.
+        """
+        meta = self.meta()
+        deleted, chunks = int(meta.get(META_FTS_DELETED, "0")), int(meta[META_CHUNKS])
+        if deleted == 0 or deleted < share * chunks:
+            return False
+        with self._transaction("optimize the keyword index") as conn:
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+            conn.execute("UPDATE meta SET value = '0' WHERE key = ?", (META_FTS_DELETED,))
+        return True
+
     def write_files(
         self,
         files: Sequence[FileWrite],
@@ -280,6 +306,7 @@ class Store(StoreQueries):
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         symbols = conn.execute("SELECT count(*) FROM symbols WHERE file_id = ?", (file_id,)).fetchone()[0]
         delta.add(-1, -symbols, -len(ids))
+        delta.fts_deleted += len(ids)
         learned.forget_related(conn, file_id)
         # What learned.file_counts finds now goes with the symbols below (the cascade counts nothing).
         gone_learned, gone_learnable = learned.file_counts(conn, file_id)
@@ -312,12 +339,13 @@ class _Delta:
     pays for the rows it touches only, and the counts still change with the rows they count.
     """
 
-    __slots__ = ("chunks", "files", "learnable", "learned", "symbols")
+    __slots__ = ("chunks", "files", "fts_deleted", "learnable", "learned", "symbols")
 
     def __init__(self) -> None:
         self.files = self.symbols = self.chunks = 0
         # Of the learned graph's counts (learned.py): learned and learnable symbols.
         self.learned = self.learnable = 0
+        self.fts_deleted = 0
 
     def add(self, files: int, symbols: int, chunks: int) -> None:
         self.files += files
@@ -327,6 +355,11 @@ class _Delta:
     def apply(self, conn: sqlite3.Connection) -> None:
         conn.executemany(
             "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
-            [(self.files, META_FILES), (self.symbols, META_SYMBOLS), (self.chunks, META_CHUNKS)],
+            [
+                (self.files, META_FILES),
+                (self.symbols, META_SYMBOLS),
+                (self.chunks, META_CHUNKS),
+                (self.fts_deleted, META_FTS_DELETED),
+            ],
         )
         learned.add_counts(conn, self.learned, self.learnable)
