@@ -200,6 +200,14 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     hnsw_m: Annotated[int, msgspec.Meta(ge=4, le=96)] = 16
     hnsw_ef_construction: Annotated[int, msgspec.Meta(ge=16, le=2000)] = 200
     hnsw_ef_search: Annotated[int, msgspec.Meta(ge=8, le=2000)] = 400
+    # During a full run the vector file is saved whole each time the graph has gained this
+    # share of what the last save wrote (at most once a minute) and at the end, so a run's
+    # saves cost time linear in its length; a daemon killed meanwhile re-embeds (from the
+    # vector cache) at most this share of the vectors.
+    vector_save_growth: Annotated[float, msgspec.Meta(ge=0.0, le=100.0)] = 0.25
+    # The keyword (FTS5) index is rewritten whole once the chunks deleted from it reach this
+    # share of its chunks: deleted entries otherwise stay in its largest segments.
+    keyword_optimize_share: Annotated[float, msgspec.Meta(gt=0.0, le=100.0)] = 0.5
     # The vector graph is rebuilt once more than this share of it is deleted vectors.
     compact_fraction: Annotated[float, msgspec.Meta(gt=0.0, le=1.0)] = 0.2
     # A transaction (and what a full run holds prepared in memory) is at most this many files or chunks.

@@ -27,6 +27,7 @@ import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from lensmux.graph.embedding.store import ensure_model
+from lensmux.graph.index.sqlite.chunk_text import unpack
 
 Vectors = npt.NDArray[np.float32]
 BATCH_SIZES = (8, 16, 32, 64)
@@ -36,7 +37,8 @@ def load_chunks(database: Path) -> list[str]:
     """Every chunk text of a finished index, in chunk id order."""
     conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        return [row[0] for row in conn.execute("SELECT text FROM chunks ORDER BY id")]
+        # Stored packed since schema 2 (graph/index/sqlite/chunk_text.py).
+        return [unpack(row[0]) for row in conn.execute("SELECT text FROM chunks ORDER BY id")]
     finally:
         conn.close()
 

@@ -81,10 +81,11 @@ def _cost(name: str, label: str, model: str, count: int = 400) -> dict[str, Any]
     import sqlite3
 
     from lensmux.graph.embedding.embedder import Embedder
+    from lensmux.graph.index.sqlite.chunk_text import unpack
 
     record = json.loads((OUT_DIR / f"index-{name}{'-' + label if label else ''}.json").read_text())
     with sqlite3.connect(f"file:{record['store_dir']}/index.sqlite?mode=ro", uri=True) as conn:
-        texts = [str(row[0]) for row in conn.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (count,))]
+        texts = [unpack(row[0]) for row in conn.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (count,))]
     models = {"all-MiniLM-L6-v2": Embedder.open_default(), model: Embedder.open_default(model=model)}
     runs: dict[str, list[dict[str, float]]] = {m: [] for m in models}
     for _ in range(2):

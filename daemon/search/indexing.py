@@ -469,6 +469,8 @@ def index_config(config: DaemonConfig) -> IndexConfig:
         hnsw=HnswParams(m=caps.hnsw_m, ef_construction=caps.hnsw_ef_construction, ef_search=caps.hnsw_ef_search),
         max_file_bytes=caps.max_file_kb * 1024,
         compact_fraction=caps.compact_fraction,
+        save_growth=caps.vector_save_growth,
+        keyword_optimize_share=caps.keyword_optimize_share,
         commit_files=caps.commit_files,
         commit_chunks=caps.commit_chunks,
         fault_hold=fault_hold_from_env(),

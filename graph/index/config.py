@@ -31,10 +31,19 @@ class IndexConfig:
     # A transaction holds at most this many files or (roughly) this many chunks.
     commit_files: int = 64
     commit_chunks: int = 512
-    # During a full run vectors are saved at most this often (and at the end); 0 = every batch.
+    # During a full run the vector file is saved (whole) once the graph has gained save_growth
+    # times the elements it held at the last save, at most every save_interval_s, and at the
+    # end: each save is then paid for by the vectors added since the one before, so a run's
+    # saves cost time linear in its length (a fixed interval made it quadratic: every minute
+    # the whole, ever larger file). Vectors not saved when the process dies are embedded again
+    # on the next open, from the vector cache. 0 and 0: every batch.
     save_interval_s: float = 60.0
+    save_growth: float = 0.25
     # After single-file updates, vectors are saved once nothing changed for this long.
     save_debounce_s: float = 5.0
+    # Rewrite the FTS5 index whole when the chunks deleted from it since the last time reach
+    # this share of its chunks (Store.optimize_keywords), after a full run or quiet updates.
+    keyword_optimize_share: float = 0.5
     # Rebuild the HNSW graph when more than this share of its elements is deleted.
     compact_fraction: float = 0.2
     compact_min_deleted: int = 64

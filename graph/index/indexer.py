@@ -6,8 +6,9 @@ hnswlib calls run in worker threads, embedding runs in worker threads in batches
 A full run is a pipeline (pipeline.py) over its files, where the user is first (order.py):
 files are prepared, embedded (`embed_concurrency` calls in flight) and written in stages
 joined by bounded streams, each stage taking what is ready; a transaction holds at most
-`commit_files`/`commit_chunks`. The vector file is saved on a timer during full runs and
-with a debounce after single-file updates, because the database carries the truth and
+`commit_files`/`commit_chunks`. The vector file is saved during full runs each time it
+grew by a share (`save_growth`, at most every `save_interval_s`), at their end, and with a
+debounce after single-file updates, because the database carries the truth and
 IndexFiles.open reconciles the rest.
 """
 
@@ -255,6 +256,7 @@ class Indexer:
             await self.reindex_file(w.rel)
             self.progress.advance(1, 0)
         await self.save_vectors()
+        await self.optimize_keywords()
         self.progress.finish()
 
     def _not_in_baseline(self, walked: list[WalkedFile]) -> list[WalkedFile]:
@@ -282,7 +284,7 @@ class Indexer:
             self.order.written(o.walked.rel for o in batch)
             chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
             self.progress.advance(len(batch) - len(retry), chunks)
-            if time.monotonic() - self._last_save >= self.config.save_interval_s:
+            if self._save_due():
                 await self.save_vectors()
             if progress_cb is not None:
                 progress_cb(self.progress.snapshot())
@@ -404,6 +406,12 @@ class Indexer:
 
     # -- saving -------------------------------------------------------------------------
 
+    def _save_due(self) -> bool:
+        """During a full run: whether the vectors grew enough since the last save, and it is not too soon."""
+        if self._files is None or time.monotonic() - self._last_save < self.config.save_interval_s:
+            return False
+        return self._files.save_due(self.config.save_growth)
+
     async def save_vectors(self) -> bool:
         """Save the vector file now if anything changed (compacting first when worthwhile)."""
         async with self._write_lock:
@@ -412,6 +420,14 @@ class Indexer:
                 return False
             files, config = self._files, self.config
             return await anyio.to_thread.run_sync(files.save, config.compact_fraction, config.compact_min_deleted)
+
+    async def optimize_keywords(self) -> bool:
+        """Rewrite the keyword index whole if enough of it was deleted since the last time (Store.optimize_keywords)."""
+        async with self._write_lock:
+            if self._files is None:
+                return False
+            store, share = self._files.store, self.config.keyword_optimize_share
+            return await anyio.to_thread.run_sync(store.optimize_keywords, share)
 
     async def autosave_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Save vectors once single-file updates have been quiet for save_debounce_s; runs until cancelled."""
@@ -427,6 +443,7 @@ class Indexer:
                 self._changed = anyio.Event()
             try:
                 await self.save_vectors()
+                await self.optimize_keywords()
             except (OSError, IndexStoreError) as exc:
                 log.error("saving vectors for %s failed: %s", self.root, exc)
                 self.progress.note_error(f"saving vectors failed: {exc}")

@@ -12,6 +12,12 @@ roots and daemons read while one writes), bounded in bytes: past `max_bytes`, th
 least recently used vectors go until it holds 90% of it. It is only a cache: any error
 in it is logged and costs the hits, never an index run; a file SQLite calls corrupt is
 deleted and started again.
+
+Layout: a rowid table in 8 KiB pages, so a row (a 1,536 B vector plus its key) lies in its
+page. The first layout was a WITHOUT ROWID table, an index b-tree whose rows hold at most
+about 1 KiB in the page: every vector spilled its rest into an overflow page of its own,
+and the file took 4.7 KiB a vector (docs/benchmarks.md, "Monorepo"). A file of that layout
+is converted on open (`_convert_layout`), keeping every vector.
 Thread safety: every method may be called from any thread (one connection, one lock).
 """
 
@@ -35,20 +41,23 @@ log = logging.getLogger(__name__)
 
 FILE_NAME = "vector-cache.sqlite"
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
-# What a row costs beyond its vector (key, model, LRU stamp, b-tree), counted against max_bytes.
-ROW_OVERHEAD = 64
+# What a row costs beyond its vector (key, model, LRU stamp, b-tree, the page's unused end),
+# counted against max_bytes: 8 KiB pages hold 5 rows of 384 float32 (1,702 B a row measured).
+ROW_OVERHEAD = 192
+PAGE_SIZE = 8192
 # Eviction brings the cache down to this share of max_bytes, so it does not run on every put.
 EVICT_TO = 0.9
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS vectors (
+    id INTEGER PRIMARY KEY,
     model INTEGER NOT NULL,
     digest BLOB NOT NULL,
     vector BLOB NOT NULL,
-    used INTEGER NOT NULL,
-    PRIMARY KEY (model, digest)
-) WITHOUT ROWID;
+    used INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS vectors_by_key ON vectors(model, digest);
 CREATE INDEX IF NOT EXISTS vectors_by_use ON vectors(used);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
 INSERT OR IGNORE INTO meta(key, value) VALUES ('bytes', 0), ('clock', 0);
@@ -117,8 +126,11 @@ class VectorCache:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
                 try:
+                    # Takes effect only in a new, empty file (before WAL and the first table).
+                    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("PRAGMA synchronous = NORMAL")
+                    _convert_layout(conn)
                     conn.executescript(_DDL)
                     size = int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
                     row = conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
@@ -252,6 +264,35 @@ class VectorCache:
         return VectorCacheStats(
             str(self.path), entries, size, self.max_bytes, self.hits, self.misses, self.evicted, self.rebuilt
         )
+
+
+def _convert_layout(conn: sqlite3.Connection) -> None:
+    """Move the vectors of a WITHOUT ROWID file (the first layout) into the rowid table, in one transaction.
+
+    A process killed in the middle leaves the old table as it was. The byte count is
+    recomputed with today's ROW_OVERHEAD. VACUUM then gives the freed pages back; when
+    another process is using the file it cannot run, and SQLite reuses the pages instead.
+    """
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'vectors'").fetchone()
+    if row is None or "WITHOUT ROWID" not in str(row[0]).upper():
+        return
+    conn.executescript(
+        "BEGIN IMMEDIATE;"
+        " DROP INDEX IF EXISTS vectors_by_use;"
+        " ALTER TABLE vectors RENAME TO vectors_without_rowid;"
+        + _DDL
+        + " INSERT INTO vectors(model, digest, vector, used)"
+        " SELECT model, digest, vector, used FROM vectors_without_rowid ORDER BY used;"
+        " DROP TABLE vectors_without_rowid;"
+        f" UPDATE meta SET value = (SELECT coalesce(sum(length(vector)), 0) + count(*) * {ROW_OVERHEAD}"
+        " FROM vectors) WHERE key = 'bytes';"
+    )
+    conn.execute("COMMIT")
+    log.info("vector cache: converted to the rowid layout")
+    try:
+        conn.execute("VACUUM")
+    except sqlite3.OperationalError as exc:
+        log.info("vector cache: VACUUM after the conversion deferred (%s)", exc)
 
 
 def _rollback(conn: sqlite3.Connection | None) -> None:

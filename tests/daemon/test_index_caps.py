@@ -20,6 +20,8 @@ SET = IndexSettings(
     hnsw_m=8,
     hnsw_ef_construction=50,
     hnsw_ef_search=33,
+    vector_save_growth=0.75,
+    keyword_optimize_share=2.5,
     compact_fraction=0.5,
     commit_files=9,
     commit_chunks=90,
@@ -32,6 +34,7 @@ def test_every_cap_reaches_the_indexer() -> None:
     assert (config.hnsw.m, config.hnsw.ef_construction, config.hnsw.ef_search) == (8, 50, 33)
     assert config.max_file_bytes == 200 * 1024
     assert (config.compact_fraction, config.commit_files, config.commit_chunks) == (0.5, 9, 90)
+    assert (config.save_growth, config.keyword_optimize_share) == (0.75, 2.5)
 
 
 def test_the_caps_are_read_from_the_configuration_file(tmp_path: Path) -> None:

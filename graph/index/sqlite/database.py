@@ -25,6 +25,8 @@ from lensmux.graph.index.errors import (
     RootNotIndexed,
 )
 from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.chunk_text import register_functions
+from lensmux.graph.index.sqlite.migrate import MIGRATABLE_VERSION, migrate
 from lensmux.graph.index.sqlite.schema import (
     DDL,
     LEARNED_DDL,
@@ -32,6 +34,7 @@ from lensmux.graph.index.sqlite.schema import (
     META_CREATED_AT,
     META_DIM,
     META_FILES,
+    META_FTS_DELETED,
     META_MODEL_ID,
     META_ROOT,
     META_SCHEMA_VERSION,
@@ -58,6 +61,7 @@ class OpenedDatabase:
 def _connect(path: Path, read_only: bool = False) -> sqlite3.Connection:
     # isolation_level=None: transactions are opened explicitly with BEGIN IMMEDIATE.
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
+    register_functions(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
     # Bounded page cache per connection (2 MiB; two connections per root), no memory-mapped I/O:
@@ -80,7 +84,10 @@ def _lock(directory: Path) -> int:
 
 
 def _check(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> bool:
-    """True when the file is a usable index, False when it is empty; raises otherwise."""
+    """True when the file is a usable index, False when it is empty; raises otherwise.
+
+    An index of schema MIGRATABLE_VERSION is converted in place first (migrate.py).
+    """
     try:
         result = conn.execute("PRAGMA quick_check").fetchall()
         if result != [("ok",)]:
@@ -99,6 +106,14 @@ def _check(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> boo
         META_DIM: str(dim),
         META_ROOT: str(root),
     }
+    if meta.get(META_SCHEMA_VERSION) == MIGRATABLE_VERSION and all(
+        meta.get(key) == want for key, want in expected.items() if key != META_SCHEMA_VERSION
+    ):
+        try:
+            migrate(conn)
+        except sqlite3.DatabaseError as exc:
+            raise IndexSchemaMismatch(f"cannot convert schema {MIGRATABLE_VERSION}: {exc}") from exc
+        return True
     for key, want in expected.items():
         if meta.get(key) != want:
             raise IndexSchemaMismatch(f"{key} is {meta.get(key)!r}, expected {want!r}")
@@ -180,6 +195,8 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
                 _create(writer, root, model_id, dim)
             writer.executescript(LEARNED_DDL)
             learned.ensure_counts(writer)
+            # Added after schema 2's first files: an index without it has deleted nothing since.
+            writer.execute("INSERT OR IGNORE INTO meta(key, value) VALUES (?, '0')", (META_FTS_DELETED,))
             reader = _connect(db, read_only=True)
         except sqlite3.DatabaseError as exc:
             writer.close()

@@ -37,6 +37,9 @@ class IndexFiles:
         self.pending = pending
         self.generation = generation
         self.dirty = False
+        # Elements of the graph at the last save (or open) and vectors added since: save_due().
+        self.saved_elements = vectors.elements
+        self.added_since_save = 0
 
     @classmethod
     def open(
@@ -85,7 +88,17 @@ class IndexFiles:
         self.pending.difference_update(removed)
         if added and matrix is not None:
             self.vectors.add(added, matrix)
+            self.added_since_save += len(added)
         self.dirty = self.dirty or bool(removed or added)
+
+    def save_due(self, growth: float) -> bool:
+        """Whether the vectors added since the last save reach `growth` times what that save wrote.
+
+        Each save writes the whole graph, at most saved_elements + added_since_save elements;
+        saving only after growth * saved_elements new ones makes the saves of a run cost at most
+        (1 + 1/growth) times its added vectors, however long it runs.
+        """
+        return self.dirty and self.added_since_save >= growth * self.saved_elements
 
     def save(self, compact_fraction: float, compact_min_deleted: int) -> bool:
         """Write a new vector generation and point the database at it, if anything changed."""
@@ -100,6 +113,8 @@ class IndexFiles:
         remove_stale_files(directory, pointer.file)
         self.generation = pointer.generation
         self.dirty = False
+        self.saved_elements = pointer.count
+        self.added_since_save = 0
         return True
 
     def close(self) -> None:

@@ -12,7 +12,7 @@ from lensmux.graph.index.chunking import CHUNKED_KINDS
 from lensmux.graph.index.interface import free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
-from lensmux.graph.index.rows import CHUNK_COLUMNS as _CHUNK_COLUMNS
+from lensmux.graph.index.rows import CHUNK_COLUMNS
 from lensmux.graph.index.rows import FILE_COLUMNS as _FILE_COLUMNS
 from lensmux.graph.index.rows import SYMBOL_COLUMNS as _SYMBOL_COLUMNS
 from lensmux.graph.index.rows import like_escape as _like_escape
@@ -20,6 +20,8 @@ from lensmux.graph.index.rows import symbol_from_row as _symbol
 from lensmux.graph.index.sqlite.database import translate_errors
 from lensmux.graph.index.sqlite.schema import BM25_WEIGHTS
 
+# The text is stored packed (chunk_text.py); the connection's lensmux_text() unpacks it.
+_CHUNK_COLUMNS = CHUNK_COLUMNS.replace("c.text", "lensmux_text(c.text)")
 _DEFINITION_KINDS = "(" + ",".join(f"'{k}'" for k in sorted(CHUNKED_KINDS)) + ")"
 
 

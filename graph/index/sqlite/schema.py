@@ -1,12 +1,13 @@
-"""SQLite schema of a root's index; bump SCHEMA_VERSION on any change (the index is rebuilt).
+"""SQLite schema of a root's index; bump SCHEMA_VERSION on any change.
 
-LEARNED_DDL is the exception: tables and indexes added later, created if missing on every
-open, so an existing index gains them without a rebuild.
+An index of another version is rebuilt, except one of version 1, which migrate.py converts
+in place. LEARNED_DDL is the other exception: tables and indexes added later, created if
+missing on every open, so an existing index gains them without a rebuild.
 """
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 # Chunk and symbol ids use AUTOINCREMENT so a committed id is never handed out again:
 # a vector labelled with a chunk id can then only ever describe that one chunk, which
@@ -56,18 +57,33 @@ CREATE TABLE chunks (
     name TEXT NOT NULL,
     start_line INTEGER NOT NULL,
     end_line INTEGER NOT NULL,
-    text TEXT NOT NULL,
+    text BLOB NOT NULL,  -- chunk_text.pack(): raw DEFLATE of the UTF-8
     tokens INTEGER NOT NULL
 );
 CREATE INDEX chunks_by_file ON chunks(file_id);
-CREATE INDEX chunks_by_symbol ON chunks(symbol_id);
--- rowid = chunks.id. Columns hold words already split by lensmux.graph.index.identifiers;
--- '_' is a token character so identifiers also stay whole.
+CREATE INDEX chunks_by_symbol ON chunks(symbol_id);"""
+
+# The keyword index, without a copy of the text (chunk_text.py): rowid = chunks.id, and its
+# columns hold words already split by lensmux.graph.index.identifiers ('_' is a token
+# character so identifiers also stay whole). A chunk's names are its own name's words when
+# it was made from a symbol, else empty; its path is its file's path's words.
+# External content: FTS5 reads the view only for column values (never for bm25(), whose
+# lengths are in chunks_fts_docsize), and its rows are deleted with the 'delete' command
+# and the view's values (store._delete_file), before the chunk rows go.
+FTS_DDL = """
+CREATE VIEW chunks_fts_source AS
+SELECT c.id AS id, c.file_id AS file_id,
+       CASE WHEN c.symbol_id IS NULL THEN '' ELSE lensmux_fts_names(c.name) END AS names,
+       lensmux_fts_names(f.path) AS path,
+       lensmux_fts_document(c.text) AS body
+FROM chunks c JOIN files f ON f.id = c.file_id;
 CREATE VIRTUAL TABLE chunks_fts USING fts5(
     names, path, body,
+    content = 'chunks_fts_source', content_rowid = 'id',
     tokenize = "unicode61 remove_diacritics 2 tokenchars '_'"
 );
 """
+DDL += FTS_DDL
 
 # The call graph the search learned from the language servers (graph/index/sqlite/learned.py).
 # A `learned` row says: every relation of this symbol is in `learned_edges`. Both sides
@@ -103,3 +119,5 @@ META_FILES = "count_files"
 META_SYMBOLS = "count_symbols"
 META_CHUNKS = "count_chunks"
 META_VECTORS = "vectors"  # JSON of a VectorPointer, absent until the first save
+# Chunks deleted from the FTS5 index since it was last rewritten whole (Store.optimize_keywords).
+META_FTS_DELETED = "fts_deleted"

@@ -21,9 +21,16 @@ from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer, WriteResult
 from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.chunk_text import pack, unpack
 from lensmux.graph.index.sqlite.database import DB_NAME, open_database, translate_errors
 from lensmux.graph.index.sqlite.queries import StoreQueries
-from lensmux.graph.index.sqlite.schema import META_CHUNKS, META_FILES, META_SYMBOLS, META_VECTORS
+from lensmux.graph.index.sqlite.schema import (
+    META_CHUNKS,
+    META_FILES,
+    META_FTS_DELETED,
+    META_SYMBOLS,
+    META_VECTORS,
+)
 
 __all__ = ["Store"]
 
@@ -137,7 +144,8 @@ class Store(StoreQueries):
             for start in range(0, len(wanted), 500):
                 part = wanted[start : start + 500]
                 marks = ",".join("?" * len(part))
-                out.extend(conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", part))
+                rows = conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks}) ORDER BY id", part)
+                out.extend((chunk_id, unpack(blob)) for chunk_id, blob in rows)
         return out
 
     def chunk_ids_by_text(self, paths: Collection[str]) -> dict[str, int]:
@@ -149,7 +157,7 @@ class Store(StoreQueries):
                     "SELECT c.text, c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
                     (path,),
                 )
-                out.update(rows)
+                out.update((unpack(blob), chunk_id) for blob, chunk_id in rows)
         return out
 
     # -- the learned call graph (learned.py) ------------------------------------------
@@ -175,6 +183,26 @@ class Store(StoreQueries):
             return learned.counts(conn)
 
     # -- writes ---------------------------------------------------------------------
+
+    def optimize_keywords(self, share: float) -> bool:
+        """Rewrite the FTS5 index whole once the chunks deleted from it reach `share` of its chunks.
+
+        FTS5 deletes by adding tombstones to new segments; the deleted entries stay in the
+        older, larger segments until a merge reaches them, which automerge rarely does for
+        the largest. An index re-indexed again and again grew to 5 times its size (flask:
+        2,378 B a chunk against 489 B rewritten; docs/benchmarks.md, "Monorepo"). The rewrite
+        reads and writes the index once, after as many deletions as `share` of its chunks,
+        so its cost stays in proportion to the writes. Scores do not change: bm25() reads the
+        same postings and lengths however they are segmented.
+        """
+        meta = self.meta()
+        deleted, chunks = int(meta.get(META_FTS_DELETED, "0")), int(meta[META_CHUNKS])
+        if deleted == 0 or deleted < share * chunks:
+            return False
+        with self._transaction("optimize the keyword index") as conn:
+            conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('optimize')")
+            conn.execute("UPDATE meta SET value = '0' WHERE key = ?", (META_FTS_DELETED,))
+        return True
 
     def write_files(
         self,
@@ -229,8 +257,9 @@ class Store(StoreQueries):
                         "INSERT INTO chunks(file_id, symbol_id, kind, name, start_line, end_line,"
                         " text, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (file_id, symbol_id, chunk.kind, chunk.name, chunk.start_line,
-                         chunk.end_line, chunk.text, tokens),
+                         chunk.end_line, pack(chunk.text), tokens),
                     )  # fmt: skip
+                    # The values schema.chunks_fts_source yields for this row (chunk_text.py).
                     names = fts_names([chunk.name]) if chunk.symbol is not None else ""
                     conn.execute(
                         "INSERT INTO chunks_fts(rowid, names, path, body) VALUES (?, ?, ?, ?)",
@@ -277,12 +306,19 @@ class Store(StoreQueries):
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         symbols = conn.execute("SELECT count(*) FROM symbols WHERE file_id = ?", (file_id,)).fetchone()[0]
         delta.add(-1, -symbols, -len(ids))
+        delta.fts_deleted += len(ids)
         learned.forget_related(conn, file_id)
         # What learned.file_counts finds now goes with the symbols below (the cascade counts nothing).
         gone_learned, gone_learnable = learned.file_counts(conn, file_id)
         delta.learned -= gone_learned
         delta.learnable -= gone_learnable
-        conn.executemany("DELETE FROM chunks_fts WHERE rowid = ?", [(i,) for i in ids])
+        # External content: FTS5 forgets a row only when told the values it indexed, which
+        # the view derives from the rows about to be deleted (schema.FTS_DDL).
+        conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, names, path, body)"
+            " SELECT 'delete', id, names, path, body FROM chunks_fts_source WHERE file_id = ?",
+            (file_id,),
+        )
         conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
         conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
@@ -303,12 +339,13 @@ class _Delta:
     pays for the rows it touches only, and the counts still change with the rows they count.
     """
 
-    __slots__ = ("chunks", "files", "learnable", "learned", "symbols")
+    __slots__ = ("chunks", "files", "fts_deleted", "learnable", "learned", "symbols")
 
     def __init__(self) -> None:
         self.files = self.symbols = self.chunks = 0
         # Of the learned graph's counts (learned.py): learned and learnable symbols.
         self.learned = self.learnable = 0
+        self.fts_deleted = 0
 
     def add(self, files: int, symbols: int, chunks: int) -> None:
         self.files += files
@@ -318,6 +355,11 @@ class _Delta:
     def apply(self, conn: sqlite3.Connection) -> None:
         conn.executemany(
             "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
-            [(self.files, META_FILES), (self.symbols, META_SYMBOLS), (self.chunks, META_CHUNKS)],
+            [
+                (self.files, META_FILES),
+                (self.symbols, META_SYMBOLS),
+                (self.chunks, META_CHUNKS),
+                (self.fts_deleted, META_FTS_DELETED),
+            ],
         )
         learned.add_counts(conn, self.learned, self.learnable)

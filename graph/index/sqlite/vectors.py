@@ -108,6 +108,11 @@ class VectorIndex:
         return label in self._live
 
     @property
+    def elements(self) -> int:
+        """Elements of the graph, deleted ones included: what a save writes."""
+        return int(self._index.get_current_count())
+
+    @property
     def deleted_count(self) -> int:
         """Elements marked deleted that still take space in the graph."""
         return max(0, int(self._index.get_current_count()) - len(self._live))

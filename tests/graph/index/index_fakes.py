@@ -66,7 +66,9 @@ def module_text(i: int) -> str:
 
 def crash_worker_config(save_interval_s: float = 0.0) -> IndexConfig:
     """Small batches and frequent saves, so kills land in every phase of a batch."""
-    return IndexConfig(commit_files=8, commit_chunks=32, embed_batch=16, save_interval_s=save_interval_s)
+    return IndexConfig(
+        commit_files=8, commit_chunks=32, embed_batch=16, save_interval_s=save_interval_s, save_growth=0.0
+    )
 
 
 def run_indexer_main(root: str, store_dir: str, save_interval_s: float = 0.0) -> None:

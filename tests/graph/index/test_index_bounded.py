@@ -16,6 +16,7 @@ from pathlib import Path
 from lensmux.graph.index.chunking import ChunkDraft, LspRange, ParsedSymbol
 from lensmux.graph.index.records import FileWrite
 from lensmux.graph.index.sqlite import learned
+from lensmux.graph.index.sqlite.chunk_text import register_functions
 from lensmux.graph.index.sqlite.store import Store
 
 
@@ -69,6 +70,7 @@ def _whole_table_scans(store: Store, action: object, *, reads: bool = False) -> 
     finally:
         conn.set_trace_callback(None)
     probe = sqlite3.connect(store.path)
+    register_functions(probe)  # the keyword index's view calls them
     scans = []
     try:
         for sql in statements:

@@ -22,6 +22,7 @@ from support.projects import write_files
 
 from lensmux.graph.index import Indexer, VectorIndex
 from lensmux.graph.index.records import VectorPointer
+from lensmux.graph.index.sqlite.chunk_text import register_functions, unpack
 
 HERE = Path(__file__).parent
 # index_fakes imports the shared fakes from tests/support.
@@ -58,15 +59,20 @@ def _run_and_kill(root: Path, state: Path, batches: int, extra_delay: float, sav
 def _check_raw_state(state: Path) -> None:
     """What is on disk right after the kill, before anything repairs it."""
     conn = sqlite3.connect(state / "index.sqlite")
+    register_functions(conn)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         chunk_ids = {r[0] for r in conn.execute("SELECT id FROM chunks")}
-        fts_ids = {r[0] for r in conn.execute("SELECT rowid FROM chunks_fts")}
+        # The rows the keyword index holds (its content is a view of the chunks, so
+        # `SELECT rowid FROM chunks_fts` would list the chunks whatever the index holds).
+        fts_ids = {r[0] for r in conn.execute("SELECT id FROM chunks_fts_docsize")}
         assert fts_ids == chunk_ids, "keyword rows and chunks commit together"
+        # And what it indexed for each is what the view yields (else a later delete corrupts it).
+        conn.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('integrity-check', 1)")
         meta = dict(conn.execute("SELECT key, value FROM meta"))
         assert int(meta["count_chunks"]) == len(chunk_ids)
         seq = dict(conn.execute("SELECT name, seq FROM sqlite_sequence")).get("chunks", 0)
-        texts = dict(conn.execute("SELECT id, text FROM chunks"))
+        texts = {i: unpack(blob) for i, blob in conn.execute("SELECT id, text FROM chunks")}
     finally:
         conn.close()
     if "vectors" not in meta:

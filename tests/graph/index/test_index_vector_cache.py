@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sqlite3
 from pathlib import Path
 
 import numpy
@@ -11,7 +12,7 @@ from index_fakes import DIM, FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
-from lensmux.graph.index.vector_cache import ROW_OVERHEAD, VectorCache
+from lensmux.graph.index.vector_cache import ROW_OVERHEAD, VectorCache, text_digest
 
 
 def _vectors(texts: list[str]) -> dict[str, numpy.ndarray]:
@@ -111,3 +112,72 @@ async def test_a_second_root_with_the_same_files_embeds_nothing(tmp_path: Path) 
         assert first.texts and second.texts == []
     finally:
         cache.close()
+
+
+def _model_sized(count: int, seed: int = 0) -> dict[str, numpy.ndarray]:
+    """Vectors of the default model's width (384 float32), the size the page layout is made for."""
+    rng = numpy.random.default_rng(seed)
+    return {f"chunk text {seed}-{i}": rng.standard_normal(384).astype(numpy.float32) for i in range(count)}
+
+
+def test_the_bytes_the_cache_counts_are_the_bytes_it_takes_on_disk(tmp_path: Path) -> None:
+    """Its bound is in bytes on disk: a WITHOUT ROWID table took 4.7 KiB a 1.5 KiB vector (overflow pages)."""
+    path = tmp_path / "cache.sqlite"
+    cache = VectorCache.open(path)
+    try:
+        for part in range(4):
+            cache.put("m", _model_sized(500, part))
+        counted = cache.stats().bytes
+    finally:
+        cache.close()
+    on_disk = sum(p.stat().st_size for p in tmp_path.glob("cache.sqlite*"))
+    assert counted == 2000 * (384 * 4 + ROW_OVERHEAD)
+    assert on_disk <= 1.1 * counted, f"{on_disk} B on disk for {counted} B counted"
+
+
+# The cache's first layout (graph/index/vector_cache.py before issue 23's disk work).
+_WITHOUT_ROWID_DDL = """
+CREATE TABLE models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE vectors (
+    model INTEGER NOT NULL, digest BLOB NOT NULL, vector BLOB NOT NULL, used INTEGER NOT NULL,
+    PRIMARY KEY (model, digest)
+) WITHOUT ROWID;
+CREATE INDEX vectors_by_use ON vectors(used);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+INSERT INTO meta(key, value) VALUES ('bytes', 0), ('clock', 0);
+"""
+
+
+def test_a_cache_of_the_first_layout_is_converted_keeping_every_vector(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    made = _model_sized(300)
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(_WITHOUT_ROWID_DDL)
+    conn.execute("INSERT INTO models(id, name) VALUES (1, 'm')")
+    conn.executemany(
+        "INSERT INTO vectors(model, digest, vector, used) VALUES (1, ?, ?, ?)",
+        [(text_digest(t), v.tobytes(), i) for i, (t, v) in enumerate(made.items())],
+    )
+    conn.execute("UPDATE meta SET value = ? WHERE key = 'bytes'", (300 * (384 * 4 + 64),))
+    conn.execute("UPDATE meta SET value = 300 WHERE key = 'clock'")
+    conn.close()
+    before = path.stat().st_size
+
+    cache = VectorCache.open(path)
+    try:
+        got = cache.get("m", list(made), 384)
+        assert set(got) == set(made) and all(numpy.array_equal(got[t], made[t]) for t in made)
+        assert cache.stats().bytes == 300 * (384 * 4 + ROW_OVERHEAD), "recounted with today's row cost"
+        cache.put("m", _model_sized(10, seed=9))
+        assert len(cache.get("m", list(_model_sized(10, seed=9)), 384)) == 10
+    finally:
+        cache.close()
+    conn = sqlite3.connect(path)
+    try:
+        sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'vectors'").fetchone()[0]
+        assert "WITHOUT ROWID" not in sql.upper()
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    finally:
+        conn.close()
+    assert path.stat().st_size < before / 2, "the overflow pages went back to the file system"
