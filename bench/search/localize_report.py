@@ -24,7 +24,7 @@ from bench.search.localize_mine import OUT_DIR
 from bench.search.localize_offline import LABELS as OFFLINE_LABELS
 from bench.search.localize_score import aggregate, markdown_table
 
-STAGES = ("stage1", "expansion", "louvain", "full")
+STAGES = ("stage1", "expansion", "louvain", "nofill", "full")
 REACH = (
     "missed_by_stage1",
     "missed_in_index",
