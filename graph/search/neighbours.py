@@ -11,15 +11,17 @@ match them.
 So the answer keeps its first `protect` places (and every anchor) exactly as ranked:
 strong direct hits are never moved. From there on the remaining places alternate, one
 direct candidate in rank order, then one neighbour, until top_k are filled; a neighbour
-takes one of the weakest direct hits' places and never one ahead of it. Neighbours come
-from the first `from_top` ranked symbols, best first and round robin (one per top hit in
-turn), each top hit's own neighbours in this order:
+takes one of the weakest direct hits' places and never one ahead of it. Neighbours are
+those of the first `from_top` ranked functions and methods, in this order:
 
-1. its same-file siblings that stage 1 also scored, by text relevance (a candidate the
-   query matched a little, next to a hit it matched strongly);
-2. its callers and callees in the graph expansion found (no new server request);
-3. the remaining outermost functions and methods of its file, nearest line first.
+1. their same-file siblings that stage 1 also scored, by text relevance (a candidate the
+   query matched a little, in a file where it matched a function strongly);
+2. their callers and callees in the graph expansion found, best top hit first;
+3. the remaining outermost functions and methods of their files, best top hit first,
+   nearest line first.
 
+A neighbour the answer would hold anyway (in the ranking's first top_k) is not one, nor
+is test code beside a top hit that is not itself test code (stage 1 demotes tests too).
 Everything here reads the index (one `symbols_in_file` per top file) and the expansion
 already done: it adds no server round trip.
 """
@@ -32,6 +34,7 @@ from dataclasses import dataclass, field
 from lensmux.graph.index.chunking import CALLABLE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.expand import Relation
+from lensmux.graph.search.seeds import is_test_path
 
 __all__ = ["NeighbourFill", "fill", "neighbours_of"]
 
@@ -64,30 +67,32 @@ def neighbours_of(
     relevance: Mapping[str, float],
     *,
     generic: Collection[str],
-) -> list[tuple[Node, str]]:
-    """One top hit's neighbours, in the module docstring's order, each with its reason."""
+) -> list[tuple[Node, str, int]]:
+    """One top hit's neighbours with their reason and tier (1-3 as in the module docstring), best first per tier."""
     name = top.qualified_name
+    tests = is_test_path(top.path)
     siblings = [n for n in _outermost_callables(catalog, top.path) if n.key != top.key]
     scored = sorted((n for n in siblings if relevance.get(n.key, 0.0) > 0), key=lambda n: (-relevance[n.key], n.key))
-    out: list[tuple[Node, str]] = [(n, REASON_SIBLING + name) for n in scored]
+    out: list[tuple[Node, str, int]] = [(n, REASON_SIBLING + name, 1) for n in scored]
     for relation in relations:
         if relation.kind != "calls" or top.key not in (relation.source, relation.target):
             continue
         other = nodes.get(relation.target if relation.source == top.key else relation.source)
-        if other is not None and other.expandable:
-            out.append((other, REASON_CALL + name))
+        if other is not None and other.expandable and other.key != top.key:
+            out.append((other, REASON_CALL + name, 2))
     line = top.range.start_line
     rest = sorted(
         (n for n in siblings if relevance.get(n.key, 0.0) <= 0),
         key=lambda n: (abs(n.range.start_line - line), n.range.start_line),
     )
-    out += [(n, REASON_SIBLING + name) for n in rest]
+    out += [(n, REASON_SIBLING + name, 3) for n in rest]
     seen: set[str] = set()
-    kept: list[tuple[Node, str]] = []
-    for node, why in out:
-        if node.key not in seen and node.name.lower() not in generic:
-            seen.add(node.key)
-            kept.append((node, why))
+    kept: list[tuple[Node, str, int]] = []
+    for node, why, tier in out:
+        if node.key in seen or node.name.lower() in generic or (is_test_path(node.path) and not tests):
+            continue
+        seen.add(node.key)
+        kept.append((node, why, tier))
     return kept
 
 
@@ -114,13 +119,20 @@ def fill(
         return NeighbourFill(list(order[: max(top_k, named)]))
     head = [key for i, key in enumerate(order) if i < protect or key in anchored]
     tops = [nodes[key] for key in order if nodes[key].expandable and nodes[key].kind in CALLABLE_KINDS][:from_top]
-    lists = [neighbours_of(t, catalog, relations, nodes, relevance, generic=generic) for t in tops]
-    pool: list[tuple[Node, str, str]] = []
-    for i in range(max((len(found) for found in lists), default=0)):
-        pool += [(found[i][0], found[i][1], top.key) for top, found in zip(tops, lists, strict=True) if i < len(found)]
+    ranked: list[tuple[tuple[float, ...], Node, str, str]] = []
+    for t_rank, top in enumerate(tops):
+        found = neighbours_of(top, catalog, relations, nodes, relevance, generic=generic)
+        for position, (node, why, tier) in enumerate(found):
+            # Tier 1 across all top hits by relevance; tiers 2 and 3 by top hit, then their own order.
+            rank = (tier, -relevance.get(node.key, 0.0), 0, position) if tier == 1 else (tier, 0.0, t_rank, position)
+            ranked.append((rank, node, why, top.key))
+    ranked.sort(key=lambda item: (item[0], item[1].key))
+    pool = [(node, why, origin) for _, node, why, origin in ranked]
     result = NeighbourFill(list(head))
-    placed = set(head)
-    direct = iter(key for key in order if key not in placed)
+    # What the answer holds anyway is no neighbour: a place must bring something new.
+    placed = set(order[:top_k]) | set(head)
+    answer = set(head)
+    direct = iter(key for key in order if key not in answer)
     neighbours = iter(pool)
     take_neighbour = False
     while len(result.order) < top_k:
@@ -130,6 +142,7 @@ def fill(
             if key is None:
                 break
         result.order.append(key)
+        answer.add(key)
         placed.add(key)
         take_neighbour = not take_neighbour
     return result

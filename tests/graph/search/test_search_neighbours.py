@@ -20,13 +20,16 @@ SIBLING = "ledger/core.py:drain_pending_queue:13"
 
 
 def _ledger() -> dict[str, str]:
-    """A function the query names in all but name, a sibling it does not match, and many weak matches."""
-    reports = "\n\n".join(
-        f"def ledger_report_{i}(entries: list) -> str:\n"
-        f'    """Report {i} on the ledger entries of one bank statement."""\n'
-        f"    return str(len(entries) + {i})\n"
+    """A function the query names in all but name, a sibling it does not match, and many weaker matches."""
+    # One report per file: they have no siblings, so the only neighbour of note is in core.py.
+    reports = {
+        f"ledger/report_{i}.py": (
+            f"def ledger_report_{i}(entries: list) -> str:\n"
+            f'    """Report {i} on the ledger entries of one bank statement."""\n'
+            f"    return str(len(entries) + {i})\n"
+        )
         for i in range(12)
-    )
+    }
     return {
         "ledger/__init__.py": "",
         "ledger/core.py": (
@@ -51,7 +54,7 @@ def _ledger() -> dict[str, str]:
             "        n += 1\n"
             "    return n\n"
         ),
-        "ledger/reports.py": reports,
+        **reports,
     }
 
 
