@@ -52,11 +52,13 @@ class NeighbourFill:
     reasons: dict[str, list[str]] = field(default_factory=dict)
 
 
-def _outermost_callables(catalog: Catalog, path: str) -> list[Node]:
-    """The file's functions and methods not nested in another function, in line order."""
-    symbols = catalog.store.symbols_in_file(path)
-    callables = {s.id for s in symbols if s.kind in CALLABLE_KINDS}
-    return [symbol_node(s) for s in symbols if s.id in callables and s.parent_id not in callables]
+def _outermost_callables(catalog: Catalog, path: str, memo: dict[str, list[Node]]) -> list[Node]:
+    """The file's functions and methods not nested in another function, in line order (read once per file)."""
+    if path not in memo:
+        symbols = catalog.store.symbols_in_file(path)
+        callables = {s.id for s in symbols if s.kind in CALLABLE_KINDS}
+        memo[path] = [symbol_node(s) for s in symbols if s.id in callables and s.parent_id not in callables]
+    return memo[path]
 
 
 def neighbours_of(
@@ -67,11 +69,12 @@ def neighbours_of(
     relevance: Mapping[str, float],
     *,
     generic: Collection[str],
+    memo: dict[str, list[Node]] | None = None,
 ) -> list[tuple[Node, str, int]]:
     """One top hit's neighbours with their reason and tier (1-3 as in the module docstring), best first per tier."""
     name = top.qualified_name
     tests = is_test_path(top.path)
-    siblings = [n for n in _outermost_callables(catalog, top.path) if n.key != top.key]
+    siblings = [n for n in _outermost_callables(catalog, top.path, {} if memo is None else memo) if n.key != top.key]
     scored = sorted((n for n in siblings if relevance.get(n.key, 0.0) > 0), key=lambda n: (-relevance[n.key], n.key))
     out: list[tuple[Node, str, int]] = [(n, REASON_SIBLING + name, 1) for n in scored]
     for relation in relations:
@@ -120,8 +123,9 @@ def fill(
     head = [key for i, key in enumerate(order) if i < protect or key in anchored]
     tops = [nodes[key] for key in order if nodes[key].expandable and nodes[key].kind in CALLABLE_KINDS][:from_top]
     ranked: list[tuple[tuple[float, ...], Node, str, str]] = []
+    files: dict[str, list[Node]] = {}
     for t_rank, top in enumerate(tops):
-        found = neighbours_of(top, catalog, relations, nodes, relevance, generic=generic)
+        found = neighbours_of(top, catalog, relations, nodes, relevance, generic=generic, memo=files)
         for position, (node, why, tier) in enumerate(found):
             # Tier 1 across all top hits by relevance; tiers 2 and 3 by top hit, then their own order.
             rank = (tier, -relevance.get(node.key, 0.0), 0, position) if tier == 1 else (tier, 0.0, t_rank, position)
