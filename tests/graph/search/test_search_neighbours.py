@@ -103,3 +103,25 @@ async def test_depth_zero_is_stage_one_alone(tmp_path: Path) -> None:
         response = await _search(ix, Overrides(max_graph_depth=0))
     assert SIBLING not in _ids(response)
     assert not any(r.startswith("neighbour:") for s in response.ranked_symbols for r in s.reasons)
+
+
+async def test_test_code_is_no_neighbour_of_library_code(tmp_path: Path) -> None:
+    files = _ledger()
+    files["ledger/core.py"] = files["ledger/core.py"].split("\n\nTIMEOUT")[0] + "\n"
+    files["ledger/jobs.py"] = (
+        "from ledger.core import reconcile_ledger_entries\n\n\n"
+        "def nightly_job(a: list, b: list) -> int:\n"
+        "    return reconcile_ledger_entries(a, b)\n"
+    )
+    files["tests/test_core.py"] = (
+        "from ledger.core import reconcile_ledger_entries\n\n\n"
+        "def test_counts() -> None:\n"
+        "    assert reconcile_ledger_entries([1], [2]) == 1\n"
+    )
+    async with indexed(tmp_path, files) as ix:
+        filled = await _search(ix)
+    reasons = {s.id: s.reasons for s in filled.ranked_symbols}
+    assert "ledger/jobs.py:nightly_job:3" in reasons
+    assert not any(
+        r.startswith("neighbour:") for key, why in reasons.items() if key.startswith("tests/") for r in why
+    ), "test code is no neighbour of library code"
