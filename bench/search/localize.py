@@ -17,9 +17,9 @@ the request's `config_overrides` on top of the daemon's shipped `[daemon.search]
   the next two stages without the neighbour fill (`neighbour_from` 0);
 - `louvain`: + Louvain at its shipped resolution, which drops communities linked to
   no seed, still without PageRank;
-- `nofill`: + personalised PageRank, without the neighbour fill (the pipeline before it);
-- `full`: + graph neighbours of the top functions in every other place after the first
-  10 (graph/search/neighbours.py), i.e. the shipped pipeline;
+- `nofill`: + personalised PageRank, i.e. the shipped pipeline (its neighbour fill is off);
+- `full`: + graph neighbours of the first 10 functions in every other place after the
+  first 10 (graph/search/neighbours.py, `neighbour_from` 10);
 - `depth2` (`--depth2`): the full pipeline at depth 2, where Louvain can drop nodes.
 
 Besides, in process over a copy of the same index (localize_index.py): `vector`
@@ -71,7 +71,7 @@ STAGES: dict[str, dict[str, Any]] = {
     "expansion": {"ranking_weights": {"w2": 0.0}, "clustering_resolution": NO_LOUVAIN, "neighbour_from": 0},
     "louvain": {"ranking_weights": {"w2": 0.0}, "neighbour_from": 0},
     "nofill": {"neighbour_from": 0},
-    "full": {},
+    "full": {"neighbour_from": 10},
 }
 DEPTH2: dict[str, dict[str, Any]] = {"depth2": {"max_graph_depth": 2}}
 LABELS = {

@@ -151,9 +151,10 @@ class SearchConfig:
     # Graph neighbours (same-file siblings, callers, callees) of the first neighbour_from ranked
     # functions fill every other place of the answer after its first neighbour_protect
     # (neighbours.py); only when the graph stages run (depth > 0). neighbour_from 0 turns it off.
-    # Set by judgement, not tuned: stage 1's misses on the localization benchmark sat in files
-    # of its first 20 (docs/benchmarks.md, "Localization from real history").
-    neighbour_from: int = 10
+    # Off by default: at 10 (set by judgement: stage 1's misses on the localization benchmark
+    # sat in files of its first 20) it brought 4 changed functions into the first 20 and pushed
+    # 7 out over 59 commits, recall@20 -0.003 (docs/benchmarks.md, "Graph neighbours in the answer").
+    neighbour_from: int = 0
     neighbour_protect: int = 10
     # Neighbours kept per relation of one node (references, callers, callees), after sorting.
     max_neighbors: int = 25

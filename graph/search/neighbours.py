@@ -23,7 +23,8 @@ those of the first `from_top` ranked functions and methods, in this order:
 A neighbour the answer would hold anyway (in the ranking's first top_k) is not one, nor
 is test code beside a top hit that is not itself test code (stage 1 demotes tests too).
 Everything here reads the index (one `symbols_in_file` per top file) and the expansion
-already done: it adds no server round trip.
+already done: it adds no server round trip. Off by default (SearchConfig.neighbour_from 0):
+on the localization benchmark it pushed out about as many changed functions as it brought in.
 """
 
 from __future__ import annotations

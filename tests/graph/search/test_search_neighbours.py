@@ -59,9 +59,9 @@ def _ledger() -> dict[str, str]:
 
 
 async def _search(ix: Indexer, overrides: Overrides | None = None) -> SearchResponse:
-    engine = HybridSearchEngine(
-        FakeGateway(ix.root), embed_query=FakeEmbedder().embed_query, config=SearchConfig(neighbour_protect=PROTECT)
-    )
+    # The fill is off by default; these tests turn it on as the localization benchmark measured it.
+    config = SearchConfig(neighbour_protect=PROTECT, neighbour_from=10)
+    engine = HybridSearchEngine(FakeGateway(ix.root), embed_query=FakeEmbedder().embed_query, config=config)
     request = SearchRequest(query=QUERY, top_k=TOP_K, config_overrides=overrides)
     return await engine.search(request, ix)
 
