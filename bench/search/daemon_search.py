@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,8 @@ class SearchRecord:
     timing: dict[str, float]
     degraded: bool
     warnings: list[str]
+    # per ranked symbol: the neighbour fill placed it (graph/search/neighbours.py)
+    neighbours: list[bool] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """JSON form."""
@@ -119,6 +121,7 @@ def search(
         ranked=[(s["file_path"], int(s["range"]["start"]["line"])) for s in symbols],
         ids=[s["id"] for s in symbols],
         seeds=[any(r.startswith(("seed:", "anchor:")) for r in s["reasons"]) for s in symbols],
+        neighbours=[any(r.startswith("neighbour:") for r in s["reasons"]) for s in symbols],
         wall_ms=round(wall, 2),
         execution_ms=float(response["execution_time_ms"]),
         timing={k: float(v) for k, v in response["timing"].items()},

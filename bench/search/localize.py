@@ -13,10 +13,13 @@ the request's `config_overrides` on top of the daemon's shipped `[daemon.search]
 - `stage1`: depth 0, the fused seeds (anchors, BM25-style keyword, vectors);
 - `expansion`: + the call hierarchy and references (depth 1, the shipped 5 seeds),
   reranked by text and proximity only (PageRank weight 0), Louvain's filter off
-  (resolution 1e-6: one community per connected part, so none is dropped);
+  (resolution 1e-6: one community per connected part, so none is dropped), and this and
+  the next two stages without the neighbour fill (`neighbour_from` 0);
 - `louvain`: + Louvain at its shipped resolution, which drops communities linked to
   no seed, still without PageRank;
-- `full`: + personalised PageRank, i.e. the shipped pipeline;
+- `nofill`: + personalised PageRank, i.e. the shipped pipeline (its neighbour fill is off);
+- `full`: + graph neighbours of the first 10 functions in every other place after the
+  first 10 (graph/search/neighbours.py, `neighbour_from` 10);
 - `depth2` (`--depth2`): the full pipeline at depth 2, where Louvain can drop nodes.
 
 Besides, in process over a copy of the same index (localize_index.py): `vector`
@@ -65,9 +68,10 @@ log = logging.getLogger(__name__)
 NO_LOUVAIN = 1e-6
 STAGES: dict[str, dict[str, Any]] = {
     "stage1": {"max_graph_depth": 0},
-    "expansion": {"ranking_weights": {"w2": 0.0}, "clustering_resolution": NO_LOUVAIN},
-    "louvain": {"ranking_weights": {"w2": 0.0}},
-    "full": {},
+    "expansion": {"ranking_weights": {"w2": 0.0}, "clustering_resolution": NO_LOUVAIN, "neighbour_from": 0},
+    "louvain": {"ranking_weights": {"w2": 0.0}, "neighbour_from": 0},
+    "nofill": {"neighbour_from": 0},
+    "full": {"neighbour_from": 10},
 }
 DEPTH2: dict[str, dict[str, Any]] = {"depth2": {"max_graph_depth": 2}}
 LABELS = {
@@ -77,7 +81,8 @@ LABELS = {
     "stage1": "stage 1",
     "expansion": "+ expansion",
     "louvain": "+ Louvain",
-    "full": "+ PageRank (full)",
+    "nofill": "+ PageRank, no neighbours",
+    "full": "+ neighbours (full)",
     "depth2": "full, depth 2",
 }
 
@@ -174,6 +179,7 @@ class Runner:
             records[stage] = {
                 "ids": record.ids,
                 "seeds": record.seeds,
+                "neighbours": record.neighbours,
                 "wall_ms": record.wall_ms,
                 "timing": record.timing,
                 "degraded": record.degraded,
@@ -203,6 +209,10 @@ class Runner:
         expansion_only = sum(
             1 for rank in scores["full"]["ranks"] if rank is not None and rank <= len(full_ids) and not seeds[rank - 1]
         )
+        placed = records["full"]["neighbours"]
+        neighbour_answers = sum(
+            1 for rank in scores["full"]["ranks"] if rank is not None and rank <= len(placed) and placed[rank - 1]
+        )
         return {
             "sha": commit["sha"],
             "parent": commit["parent"],
@@ -213,6 +223,7 @@ class Runner:
             "ranked": {k: [f"{p}:{line}" for p, line in v] for k, v in ranked.items()},
             "daemon": records,
             "expansion_only_answers_in_full": expansion_only,
+            "neighbour_answers_in_full": neighbour_answers,
             "graph_reach": reach,
             "index_summary": indexed["summary"],
             "learning": learned,

@@ -24,7 +24,7 @@ from bench.search.localize_mine import OUT_DIR
 from bench.search.localize_offline import LABELS as OFFLINE_LABELS
 from bench.search.localize_score import aggregate, markdown_table
 
-STAGES = ("stage1", "expansion", "louvain", "full")
+STAGES = ("stage1", "expansion", "louvain", "nofill", "full")
 REACH = (
     "missed_by_stage1",
     "missed_in_index",
@@ -67,9 +67,12 @@ def reach_summary(commits: Sequence[Mapping[str, Any]]) -> str:
     have = [c["graph_reach"] for c in commits if c.get("graph_reach")]
     totals = {k: sum(int(r[k]) for r in have) for k in REACH}
     expansion_only = sum(int(c.get("expansion_only_answers_in_full", 0)) for c in commits)
+    placed = sum(int(c.get("neighbour_answers_in_full", 0)) for c in commits)
+    slots = sum(sum(c["daemon"]["full"].get("neighbours", [])) for c in commits if "full" in c.get("daemon", {}))
     return (
         f"{len(have)} commits with the graph read: {json.dumps(totals)}; answers in the full pipeline's first 20 "
-        f"that only expansion found: {expansion_only}"
+        f"that only expansion found: {expansion_only}; places the neighbour fill took: {slots}, "
+        f"answers among them: {placed}"
     )
 
 

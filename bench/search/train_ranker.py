@@ -78,7 +78,7 @@ class Rows:
 def collect_rows(bench: Bench, config: SearchConfig) -> Rows:
     """Every query's candidates and features, labelled by the query's answers."""
     store, vectors, root = bench.store, bench.vectors, bench.offline.root
-    settings = QuerySettings(_CUTOFF, Weights(), 0, config.clustering_resolution)
+    settings = QuerySettings(_CUTOFF, Weights(), 0, config.clustering_resolution, 0)
     embed = bench.offline.embedder.embed_query
     blocks: list[npt.NDArray[numpy.float64]] = []
     labels: list[bool] = []

@@ -37,6 +37,7 @@ MAX_TOP_K = 100
 MAX_QUERY_CHARS = 4000
 MAX_GRAPH_DEPTH = 3
 MAX_RESOLUTION = 100.0
+MAX_NEIGHBOUR_FROM = 100
 _PATH_IN_MESSAGE = re.compile(r" - at `\$\.?([^`]*)`$")
 
 
@@ -68,8 +69,15 @@ class Overrides(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     ranking_weights: RankingWeights | None = None
     max_graph_depth: int | None = None
     clustering_resolution: float | None = None
+    # Top functions whose graph neighbours fill the answer's tail (0: none; neighbours.py).
+    neighbour_from: int | None = None
 
     def __post_init__(self) -> None:
+        if self.neighbour_from is not None and not 0 <= self.neighbour_from <= MAX_NEIGHBOUR_FROM:
+            raise BadSearchRequest(
+                "config_overrides.neighbour_from",
+                f"must be between 0 and {MAX_NEIGHBOUR_FROM}, got {self.neighbour_from}",
+            )
         depth = self.max_graph_depth
         if depth is not None and not 0 <= depth <= MAX_GRAPH_DEPTH:
             raise BadSearchRequest(

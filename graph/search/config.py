@@ -148,6 +148,14 @@ class SearchConfig:
     anchor_timeout_s: float = 1.0
     # Seeds expanded besides the explicitly named symbols (always expanded), best first.
     expand_seeds: int = 10
+    # Graph neighbours (same-file siblings, callers, callees) of the first neighbour_from ranked
+    # functions fill every other place of the answer after its first neighbour_protect
+    # (neighbours.py); only when the graph stages run (depth > 0). neighbour_from 0 turns it off.
+    # Off by default: at 10 (set by judgement: stage 1's misses on the localization benchmark
+    # sat in files of its first 20) it brought 4 changed functions into the first 20 and pushed
+    # 7 out over 59 commits, recall@20 -0.003 (docs/benchmarks.md, "Graph neighbours in the answer").
+    neighbour_from: int = 0
+    neighbour_protect: int = 10
     # Neighbours kept per relation of one node (references, callers, callees), after sorting.
     max_neighbors: int = 25
     # Ask references for functions too (their callers already come from the call hierarchy).
@@ -187,6 +195,7 @@ class QuerySettings:
     weights: Weights
     max_graph_depth: int
     clustering_resolution: float
+    neighbour_from: int
 
     @classmethod
     def of(cls, request: SearchRequest, config: SearchConfig) -> QuerySettings:
@@ -194,6 +203,7 @@ class QuerySettings:
         weights = config.weights
         depth = config.max_graph_depth
         resolution = config.clustering_resolution
+        neighbours = config.neighbour_from
         overrides = request.config_overrides
         if overrides is not None:
             given = overrides.ranking_weights
@@ -206,7 +216,9 @@ class QuerySettings:
             depth = depth if overrides.max_graph_depth is None else overrides.max_graph_depth
             if overrides.clustering_resolution is not None:
                 resolution = overrides.clustering_resolution
-        return cls(request.top_k, weights, depth, resolution)
+            if overrides.neighbour_from is not None:
+                neighbours = overrides.neighbour_from
+        return cls(request.top_k, weights, depth, resolution, neighbours)
 
 
 EmbedQuery = Callable[[str], npt.NDArray[numpy.float32]]

@@ -15,7 +15,7 @@ import logging
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import anyio.to_thread
@@ -39,6 +39,7 @@ from lensmux.graph.search.expand import Expansion, expand
 from lensmux.graph.search.gateway import LspCalls, LspGateway
 from lensmux.graph.search.graph import Clustering, build_graph, cluster, containment
 from lensmux.graph.search.memory import GraphMemory
+from lensmux.graph.search.neighbours import fill
 from lensmux.graph.search.rerank import Scores, rerank
 from lensmux.graph.search.seeds import SeedSet, collect_seeds
 
@@ -66,6 +67,9 @@ class _Ranked:
     order: list[str]
     scores: dict[str, Scores]
     clustering: Clustering
+    # Graph neighbours the answer took in (neighbours.py): their nodes, reasons and communities.
+    added: dict[str, Node] = field(default_factory=dict)
+    reasons: dict[str, list[str]] = field(default_factory=dict)
 
 
 class HybridSearchEngine:
@@ -127,7 +131,7 @@ class HybridSearchEngine:
             )
         )
         clock.lap("clustering")
-        ranked = await anyio.to_thread.run_sync(self._rank, ctx, seeds, clustering)
+        ranked = await anyio.to_thread.run_sync(self._rank, ctx, seeds, expansion, clustering)
         symbols = await anyio.to_thread.run_sync(self._symbols, ctx, seeds, expansion, ranked)
         clusters = _clusters(symbols, ranked)
         clock.lap("rerank")
@@ -183,7 +187,7 @@ class HybridSearchEngine:
         )
 
     @staticmethod
-    def _rank(ctx: QueryContext, seeds: SeedSet, clustering: Clustering) -> _Ranked:
+    def _rank(ctx: QueryContext, seeds: SeedSet, expansion: Expansion, clustering: Clustering) -> _Ranked:
         relevance = {s.node.key: s.relevance for s in seeds.seeds}
         tiers = {s.node.key: s.tier for s in seeds.seeds}
         scores = rerank(
@@ -198,15 +202,41 @@ class HybridSearchEngine:
         # Anchors first (seed 001), then by score; the id breaks ties so the order is total.
         order = sorted(scores, key=lambda k: (-tiers.get(k, 0), -scores[k].score, k))
         explicit = sum(1 for k in order if tiers.get(k, 0) >= TIER_SYMBOL)
-        return _Ranked(order[: max(ctx.settings.top_k, explicit)], scores, clustering)
+        settings = ctx.settings
+        if settings.max_graph_depth == 0 or settings.neighbour_from == 0:
+            return _Ranked(order[: max(settings.top_k, explicit)], scores, clustering)
+        filled = fill(
+            order,
+            expansion.nodes,
+            ctx.catalog,
+            expansion.relations,
+            relevance,
+            top_k=settings.top_k,
+            protect=ctx.config.neighbour_protect,
+            from_top=settings.neighbour_from,
+            anchored={k for k in order if tiers.get(k, 0) >= TIER_SYMBOL},
+            generic=ctx.config.generic_names,
+        )
+        # A neighbour takes the place after a direct hit and shows that hit's score (so the
+        # scores still read best first); its own factors stay in `scores` when it is in the graph.
+        shown = dict(scores)
+        for i, key in enumerate(filled.order):
+            if key in filled.added:
+                above = shown[filled.order[i - 1]].score if i else 0.0
+                own = scores.get(key, Scores(relevance.get(key, 0.0), 0.0, 0.0, 0.0))
+                shown[key] = Scores(own.text, own.centrality, own.proximity, above)
+                if key not in clustering.community_of:
+                    clustering.community_of[key] = clustering.community_of[filled.origin[key]]
+        return _Ranked(filled.order, shown, clustering, filled.added, filled.reasons)
 
     @staticmethod
     def _symbols(ctx: QueryContext, seeds: SeedSet, expansion: Expansion, ranked: _Ranked) -> list[SymbolResult]:
         seed_reasons = {s.node.key: s.reasons for s in seeds.seeds}
         out: list[SymbolResult] = []
         for key in ranked.order:
-            node = expansion.nodes[key]
-            reasons = [*seed_reasons.get(key, []), *expansion.reasons.get(key, [])][: ctx.config.max_reasons]
+            node = expansion.nodes.get(key) or ranked.added[key]
+            found = [*ranked.reasons.get(key, []), *seed_reasons.get(key, []), *expansion.reasons.get(key, [])]
+            reasons = found[: ctx.config.max_reasons]
             out.append(_symbol_result(node, ranked.scores[key].score, reasons, ctx.catalog, ctx.config.max_code_lines))
         return out
 
