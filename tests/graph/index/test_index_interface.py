@@ -7,6 +7,7 @@ builder here: whatever the embedded store answers, it must answer too.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -149,7 +150,7 @@ async def test_a_small_index_answers_with_the_exact_nearest_chunks_ties_by_id(op
     assert sorted(cid for cid, _ in found) == ids
     assert [s for _, s in found] == pytest.approx([scores[cid] for cid, _ in found], abs=1e-5)
     # Most similar first; equal similarities (the fake model gives equal texts equal vectors) by id.
-    for (a, sa), (b, sb) in zip(found, found[1:], strict=False):
+    for (a, sa), (b, sb) in itertools.pairwise(found):
         assert sa > sb + 1e-6 or (abs(sa - sb) <= 1e-6 and a < b)
     assert opened.vectors.search(question, 3) == found[:3]
 

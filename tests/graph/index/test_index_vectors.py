@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from pathlib import Path
 
 import numpy
@@ -100,7 +101,7 @@ def assert_exact_nearest(found: list[tuple[int, float]], scores: npt.NDArray[num
     sure = {int(i) for i in numpy.flatnonzero(scores > kth + 1e-5)}
     assert sure <= {label for label, _ in found}
     assert all(scores[label] >= kth - 1e-5 for label, _ in found)
-    for (a, sa), (b, sb) in zip(found, found[1:], strict=False):
+    for (a, sa), (b, sb) in itertools.pairwise(found):
         assert sa > sb or (sa == sb and a < b)
 
 
