@@ -204,6 +204,10 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     hnsw_m: Annotated[int, msgspec.Meta(ge=4, le=96)] = 16
     hnsw_ef_construction: Annotated[int, msgspec.Meta(ge=16, le=2000)] = 200
     hnsw_ef_search: Annotated[int, msgspec.Meta(ge=8, le=2000)] = 400
+    # Up to this many vectors in a root a search compares the question with every vector
+    # (exact; a copy of at most this many vectors in memory, 30 MiB at 20,000), above it the
+    # graph answers; a team snapshot does the same, so both stores give the same answers.
+    exact_search_below: Annotated[int, msgspec.Meta(ge=0, le=200_000)] = 20_000
     # During a full run the vector file is saved whole each time the graph has gained this
     # share of what the last save wrote (at most once a minute) and at the end, so a run's
     # saves cost time linear in its length; a daemon killed meanwhile re-embeds (from the

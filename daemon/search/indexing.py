@@ -466,7 +466,12 @@ def index_config(config: DaemonConfig) -> IndexConfig:
     caps = config.index
     return IndexConfig(
         chunks=ChunkConfig(max_chunk_tokens=caps.max_chunk_tokens, max_file_chunks=caps.max_file_chunks),
-        hnsw=HnswParams(m=caps.hnsw_m, ef_construction=caps.hnsw_ef_construction, ef_search=caps.hnsw_ef_search),
+        hnsw=HnswParams(
+            m=caps.hnsw_m,
+            ef_construction=caps.hnsw_ef_construction,
+            ef_search=caps.hnsw_ef_search,
+            exact_below=caps.exact_search_below,
+        ),
         max_file_bytes=caps.max_file_kb * 1024,
         compact_fraction=caps.compact_fraction,
         save_growth=caps.vector_save_growth,

@@ -109,7 +109,8 @@ def attach(dsn: str, indexer: Indexer) -> SharedIndex | None:
         if snapshot is None:
             team.close()
             return None
-        store, vectors = team.open(indexer.root, snapshot, ef_search=indexer.config.hnsw.ef_search)
+        hnsw = indexer.config.hnsw
+        store, vectors = team.open(indexer.root, snapshot, ef_search=hnsw.ef_search, exact_below=hnsw.exact_below)
         indexer.baseline = {path: stamp.sha256 for path, stamp in store.file_stamps().items()}
         reader = OverlayReader(store, indexer.store, indexer.local_paths)
         shared = SharedIndex(team, snapshot, store, vectors, reader, OverlayVectors(vectors, indexer.vectors))

@@ -72,11 +72,19 @@ class TeamStore:
         self.reader.close()
         self.writer.close()
 
-    def open(self, root: Path, snapshot: Snapshot, *, ef_search: int = 400) -> tuple[SnapshotStore, SnapshotVectors]:
+    def open(
+        self, root: Path, snapshot: Snapshot, *, ef_search: int = 400, exact_below: int = 20_000
+    ) -> tuple[SnapshotStore, SnapshotVectors]:
         """The IndexWriter and VectorWriter of one snapshot, with paths relative to root."""
         store = SnapshotStore(root.resolve(), snapshot.id, snapshot.repo, reader=self.reader, writer=self.writer)
         vectors = SnapshotVectors(
-            snapshot.id, snapshot.dim, reader=self.reader, writer=self.writer, ef_search=ef_search, mask=store.mask
+            snapshot.id,
+            snapshot.dim,
+            reader=self.reader,
+            writer=self.writer,
+            ef_search=ef_search,
+            exact_below=exact_below,
+            mask=store.mask,
         )
         return store, vectors
 

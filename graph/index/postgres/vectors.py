@@ -50,6 +50,7 @@ class SnapshotVectors:
         reader: Connection,
         writer: Connection,
         ef_search: int = 400,
+        exact_below: int = 20_000,
         mask: Mask | None = None,
     ) -> None:
         self.snapshot = snapshot
@@ -57,6 +58,10 @@ class SnapshotVectors:
         self.mask = mask if mask is not None else Mask()
         self.dim = dim
         self.ef_search = ef_search
+        # As the embedded store (sqlite/vectors.py): up to this many vectors a search is exact,
+        # so both stores give the same list for the same vectors.
+        self.exact_below = exact_below
+        self._count: int | None = None  # vectors in the snapshot; None once add/remove changed it
         self._reader = reader
         self._writer = writer
 
@@ -78,14 +83,20 @@ class SnapshotVectors:
         return row is not None
 
     def search(self, vector: npt.NDArray[numpy.float32], k: int, ef: int | None = None) -> list[tuple[int, float]]:
-        """(chunk id, cosine similarity), most similar first, at most k."""
+        """(chunk id, cosine similarity), most similar first, at most k; exact up to exact_below vectors."""
         if k <= 0:
             return []
+        if self._count is None:
+            self._count = len(self)
+        exact = self._count <= self.exact_below
         cast = vector_cast(self.dim)
+        # Ordered by the similarity itself, which the HNSW index cannot serve: every row of the
+        # snapshot is compared, ties by id as the embedded store's exact search orders them.
+        order = "similarity DESC, id" if exact else "{cast} <=> %(q)s::vector({dim})"
         query = sql.SQL(
             "SELECT id, 1 - ({cast} <=> %(q)s::vector({dim})) AS similarity FROM lensmux.chunks"
             " WHERE snapshot = %(s)s AND vector_dims(embedding) = {dim} AND NOT (id = ANY(%(masked)s))"
-            " ORDER BY {cast} <=> %(q)s::vector({dim}) LIMIT %(k)s"
+            " ORDER BY " + order + " LIMIT %(k)s"
         ).format(cast=cast, dim=sql.Literal(self.dim))
         params = {
             "q": vector_text(normalised(numpy.asarray(vector).reshape(1, -1))[0]),
@@ -94,9 +105,10 @@ class SnapshotVectors:
             "masked": self.mask.chunk_ids,
         }
         with self._reader.transaction("vector search") as conn:
-            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef or self.ef_search, k))))
-            # Keep scanning the graph until k rows of this snapshot are found, in exact order.
-            conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
+            if not exact:
+                conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(ef or self.ef_search, k))))
+                # Keep scanning the graph until k rows of this snapshot are found, in exact order.
+                conn.execute("SET LOCAL hnsw.iterative_scan = strict_order")
             rows = conn.execute(query, params).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
@@ -106,6 +118,7 @@ class SnapshotVectors:
         if not ids:
             return
         data = normalised(numpy.asarray(vectors, dtype=numpy.float32).reshape(len(ids), self.dim))
+        self._count = None
         with self._writer.transaction("add vectors") as conn, conn.cursor() as cur:
             cur.executemany(
                 "UPDATE lensmux.chunks SET embedding = %s::vector WHERE snapshot = %s AND id = %s",
@@ -117,6 +130,7 @@ class SnapshotVectors:
         ids = [int(i) for i in labels]
         if not ids:
             return 0
+        self._count = None
         with self._writer.transaction("remove vectors") as conn:
             cur = conn.execute(
                 "UPDATE lensmux.chunks SET embedding = NULL WHERE snapshot = %s AND id = ANY(%s)"

@@ -7,6 +7,13 @@ the database pointing at a complete file. Loading checks the pointer before hnsw
 ever sees the bytes, because hnswlib trusts its input (wrong dimension loads silently,
 garbage can exhaust memory).
 
+Up to `HnswParams.exact_below` live vectors a search is exact instead: a matrix product
+with every live vector (read out of the graph once and kept until the next change), ties in
+chunk-id order. At that size it costs a few milliseconds and at most 30 MiB at the default,
+and it is what makes two stores (this one and the team store, which does the same in SQL)
+return the same list for the same vectors: two approximate graphs each miss different
+neighbours.
+
 Thread safety: search() may run in any thread at any time; the mutating methods
 (add, remove, compact) and save() must not run concurrently with each other.
 """
@@ -44,6 +51,10 @@ class HnswParams:
     # Text queries lie far from the chunk vectors; see daemon/config.py:IndexSettings.
     ef_search: int = 400
     num_threads: int = 1
+    # Up to this many live vectors a search is exact (a product with every vector, kept as one
+    # matrix of at most exact_below x dim float32), so that it finds what an exact search finds,
+    # as the team store does at the same size; the graph answers above it.
+    exact_below: int = 20_000
 
 
 def vector_file_name(generation: int) -> str:
@@ -60,6 +71,8 @@ class VectorIndex:
         self._lock = threading.Lock()
         self._index = self._new_index(_MIN_CAPACITY)
         self._live: set[int] = set()
+        # (labels in ascending order, their vectors): the exact search's copy, None once stale.
+        self._matrix: tuple[npt.NDArray[numpy.int64], npt.NDArray[numpy.float32]] | None = None
 
     def _new_index(self, capacity: int) -> hnswlib.Index:
         index = hnswlib.Index(space="cosine", dim=self.dim)
@@ -136,6 +149,7 @@ class VectorIndex:
                 self._index.resize_index(max(needed, capacity * 2))
             self._index.add_items(data, ids, num_threads=self.params.num_threads)
             self._live.update(int(i) for i in ids)
+            self._matrix = None
 
     def remove(self, labels: Iterable[int]) -> int:
         """Mark labels deleted; unknown or already deleted ones are ignored. Returns how many were live."""
@@ -145,6 +159,7 @@ class VectorIndex:
                 if label not in self._live:
                     continue
                 self._live.discard(label)
+                self._matrix = None
                 try:
                     self._index.mark_deleted(label)
                     done += 1
@@ -170,6 +185,8 @@ class VectorIndex:
         query = numpy.asarray(vector, dtype=numpy.float32).reshape(1, self.dim)
         with self._lock:
             k = min(k, len(self._live))
+            if 0 < len(self._live) <= self.params.exact_below:
+                return self._exact(query[0], k) if k > 0 else []
             if ef is not None:
                 self._index.set_ef(max(ef, k))
             try:
@@ -191,6 +208,20 @@ class VectorIndex:
             if int(label) in self._live
         ]
 
+    def _exact(self, query: npt.NDArray[numpy.float32], k: int) -> list[tuple[int, float]]:
+        # Under the lock. Cosine as hnswlib's cosine space gives it: its stored vectors are unit length.
+        if self._matrix is None:
+            labels = numpy.asarray(sorted(self._live), dtype=numpy.int64)
+            data = numpy.asarray(self._index.get_items(labels.tolist()), dtype=numpy.float32)
+            self._matrix = (labels, data)
+        labels, data = self._matrix
+        norm = float(numpy.linalg.norm(query))
+        scores = data @ (query / norm if norm > 0 else query)
+        top = numpy.argpartition(-scores, k - 1)[:k] if k < len(scores) else numpy.arange(len(scores))
+        # Most similar first, equal similarities by chunk id: the order the team store's SQL gives.
+        ordered = top[numpy.lexsort((labels[top], -scores[top]))]
+        return [(int(labels[i]), float(scores[i])) for i in ordered]
+
     def compact(self) -> None:
         """Rebuild the graph from the live vectors so deleted ones stop costing space and time."""
         live = sorted(self._live)
@@ -201,6 +232,7 @@ class VectorIndex:
             fresh.add_items(data, numpy.asarray(part, dtype=numpy.int64), num_threads=self.params.num_threads)
         with self._lock:
             self._index = fresh
+            self._matrix = None
         log.info("compacted vector index to %d live vectors", len(live))
 
     def save(self, directory: Path, generation: int) -> VectorPointer:

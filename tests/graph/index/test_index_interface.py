@@ -7,11 +7,13 @@ builder here: whatever the embedded store answers, it must answer too.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource
 from support.projects import write_files
@@ -133,6 +135,24 @@ async def test_vector_search_returns_chunks_by_similarity(opened: Opened) -> Non
     assert found and all(-1.0 <= s <= 1.0001 for _, s in found)
     assert [s for _, s in found] == sorted((s for _, s in found), reverse=True)
     assert all(opened.reader.chunk(cid) is not None for cid, _ in found)
+
+
+async def test_a_small_index_answers_with_the_exact_nearest_chunks_ties_by_id(opened: Opened) -> None:
+    # Both stores search exactly at this size, so they give the same list for the same vectors
+    # (a second machine's answers are the publisher's); two approximate graphs would each miss
+    # different neighbours, and order equal similarities as their walk found them.
+    ids = sorted(opened.reader.chunk_ids())  # type: ignore[attr-defined]
+    stored = opened.vectors.vectors(ids)  # type: ignore[attr-defined]
+    question = FakeEmbedder().embed_query("send every packet of a buffer")
+    question = question / numpy.linalg.norm(question)
+    scores = {cid: float(stored[cid] @ question) for cid in ids}
+    found = opened.vectors.search(question, len(ids))
+    assert sorted(cid for cid, _ in found) == ids
+    assert [s for _, s in found] == pytest.approx([scores[cid] for cid, _ in found], abs=1e-5)
+    # Most similar first; equal similarities (the fake model gives equal texts equal vectors) by id.
+    for (a, sa), (b, sb) in itertools.pairwise(found):
+        assert sa > sb + 1e-6 or (abs(sa - sb) <= 1e-6 and a < b)
+    assert opened.vectors.search(question, 3) == found[:3]
 
 
 async def test_symbols_resolve_by_name_file_and_line(opened: Opened) -> None:
