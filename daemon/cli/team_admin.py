@@ -37,7 +37,7 @@ def _dsn(args: argparse.Namespace) -> str | None:
 def cmd_team(args: argparse.Namespace) -> int:
     """`team init` makes the schema, roles and policies; `team grant`/`revoke` give roles a repository."""
     from lensmux.graph.index import IndexStoreError
-    from lensmux.graph.index.shared import grant_roles, repository_id, setup_store
+    from lensmux.graph.index.team.shared import grant_roles, repository_id, setup_store
 
     dsn = _dsn(args)
     if dsn is None:

@@ -36,13 +36,13 @@ from lensmux.graph.index import (
     ProgressSnapshot,
     RootNotIndexed,
 )
-from lensmux.graph.index.chunking import CHUNK_TEXT_VERSION
-from lensmux.graph.index.order import Focus
-from lensmux.graph.index.vector_cache import VectorCache
+from lensmux.graph.index.build.chunking import CHUNK_TEXT_VERSION
+from lensmux.graph.index.build.order import Focus
+from lensmux.graph.index.build.vector_cache import VectorCache
 
 if TYPE_CHECKING:
-    # graph/index/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
-    from lensmux.graph.index.shared import OverlayIndex, SharedIndex
+    # graph/index/team/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
+    from lensmux.graph.index.team.shared import OverlayIndex, SharedIndex
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +70,13 @@ class RootIndex:
     error: str | None = None
     # What the call-graph learner is doing for this root (graph_learning.py).
     learning: str = "not started"
-    # The team snapshot this root overlays (graph/index/shared.py), and why it has none when it should.
+    # The team snapshot this root overlays (graph/index/team/shared.py), and why it has none when it should.
     shared: SharedIndex | None = None
     team_warning: str | None = None
 
     def search_index(self) -> Indexer | OverlayIndex:
         """What a search reads: the local index, laid over the team's snapshot when there is one."""
-        from lensmux.graph.index.shared import OverlayIndex
+        from lensmux.graph.index.team.shared import OverlayIndex
 
         return OverlayIndex(self.shared) if self.shared is not None else self.indexer
 
@@ -89,7 +89,7 @@ class IndexService:
 
     def __init__(self, config: DaemonConfig, internal: InternalClient, team_dsn: str | None = None) -> None:
         self._config = config
-        # `[index] store = "postgres"`: the team store's DSN (graph/index/shared.py).
+        # `[index] store = "postgres"`: the team store's DSN (graph/index/team/shared.py).
         self._team_dsn = team_dsn
         self._internal = internal
         self._tg: TaskGroup | None = None
@@ -100,14 +100,14 @@ class IndexService:
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
         # Edited documents waiting for the typing to pause: the daemon's text of each, and the
-        # update tickets (graph/index/updates.py) it holds in every root containing it.
+        # update tickets (graph/index/build/updates.py) it holds in every root containing it.
         self._edits: dict[Path, tuple[TextSource, list[tuple[RootIndex, int]]]] = {}
         self._edited = anyio.Event()
         # A search waits for the pending edits: index them now, not after the pause.
         self._hurry = False
         self._changed = anyio.Event()
         self._index_config = index_config(config)
-        # The user's vectors by content (graph/index/vector_cache.py), opened with the first index.
+        # The user's vectors by content (graph/index/build/vector_cache.py), opened with the first index.
         self._vector_cache: VectorCache | None = None
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -223,7 +223,7 @@ class IndexService:
         if dsn is None:
             return
         try:
-            from lensmux.graph.index import shared as team
+            from lensmux.graph.index.team import shared as team
         except ImportError as exc:
             entry.team_warning = f"team index not used: {exc} (install lensmux[postgres])"
             log.warning("%s: %s", entry.root, entry.team_warning)
@@ -244,7 +244,7 @@ class IndexService:
         """The team store failed under a search: go local (a full run starts) and say so in warnings."""
         if entry.shared is None:
             return
-        from lensmux.graph.index import shared as team
+        from lensmux.graph.index.team import shared as team
 
         team.detach(entry.shared, entry.indexer)
         entry.shared = None
@@ -262,7 +262,7 @@ class IndexService:
         dsn = self._team_dsn
         if dsn is None:
             raise IndexServiceError('publishing needs [index] store = "postgres" and a dsn (or LENSMUX_INDEX_DSN)')
-        from lensmux.graph.index import shared as team
+        from lensmux.graph.index.team import shared as team
 
         entry = self.find(root) or await self.index(root, overlay=False)
         if entry.shared is not None:

@@ -1,6 +1,7 @@
 """Persistent per-root index behind one interface (interface.py); the embedded store is SQLite + hnswlib (sqlite/)."""
 
-from lensmux.graph.index.chunking import ChunkConfig, ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.build.chunking import ChunkConfig, ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.build.indexer import Indexer
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import (
     EmbeddingFailed,
@@ -10,7 +11,6 @@ from lensmux.graph.index.errors import (
     IndexStoreError,
     RootNotIndexed,
 )
-from lensmux.graph.index.indexer import Indexer
 from lensmux.graph.index.interface import IndexReader, IndexWriter, VectorReader, VectorWriter
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.progress import IndexStatus, ProgressSnapshot

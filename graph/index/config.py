@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lensmux.graph.index.chunking import ChunkConfig
-from lensmux.graph.index.order import FaultHold
+from lensmux.graph.index.build.chunking import ChunkConfig
+from lensmux.graph.index.build.order import FaultHold
+from lensmux.graph.index.build.walk import DEFAULT_MAX_FILE_BYTES
 from lensmux.graph.index.sqlite.vectors import HnswParams
-from lensmux.graph.index.walk import DEFAULT_MAX_FILE_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lensmux.graph.index.chunking import CHUNKED_KINDS
+from lensmux.graph.index.build.chunking import CHUNKED_KINDS
 from lensmux.graph.index.interface import Learned, free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.postgres import keyword, learned
@@ -60,7 +60,7 @@ class SnapshotQueries:
             cache.clear()
 
     def set_mask(self, paths: Collection[str]) -> None:
-        """Answer from now on as if the files at these paths were not stored (graph/index/overlay.py)."""
+        """Answer from now on as if the files at these paths were not stored (graph/index/team/overlay.py)."""
         wanted = sorted(paths)
         ids = (
             self._rows(

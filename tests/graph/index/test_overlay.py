@@ -16,9 +16,9 @@ from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
-from lensmux.graph.index.overlay import SHARED_ID_BASE, OverlayReader, OverlayVectors
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.store import TeamStore
+from lensmux.graph.index.team.overlay import SHARED_ID_BASE, OverlayReader, OverlayVectors
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,7 @@ the store behind a shared index stays a choice made here.
 
 
 Consuming: when a root's index opens, the nearest ancestor of its HEAD that the team
-published is found and its snapshot laid under the local index (graph/index/overlay.py);
+published is found and its snapshot laid under the local index (graph/index/team/overlay.py);
 the local Indexer then indexes only the files whose content differs from it. Publishing:
 `lensmux index ROOT --publish` copies the root's finished local index of a clean checkout
 into a snapshot of its HEAD.
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.graph.index import Indexer, IndexReader, IndexStoreError, VectorReader
-from lensmux.graph.index.overlay import OverlayReader, OverlayVectors
+from lensmux.graph.index.build.prepare import BUFFER_MTIME_NS
 from lensmux.graph.index.postgres.connection import connect
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
@@ -34,7 +34,7 @@ from lensmux.graph.index.postgres.snapshots import Snapshot, git_head, repositor
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
 from lensmux.graph.index.postgres.writer import SnapshotStore
-from lensmux.graph.index.prepare import BUFFER_MTIME_NS
+from lensmux.graph.index.team.overlay import OverlayReader, OverlayVectors
 
 __all__ = [
     "OverlayIndex",

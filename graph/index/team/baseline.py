@@ -1,6 +1,6 @@
 """Which files of a working tree a shared index already answers for (issue 24).
 
-A root that overlays a team's published index (graph/index/overlay.py) indexes locally only
+A root that overlays a team's published index (graph/index/team/overlay.py) indexes locally only
 the files whose content differs from the published one; the shared rows answer for the
 rest. Content is compared by the sha256 of the file's bytes, as the index stores it.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from lensmux.graph.index.walk import read_source
+from lensmux.graph.index.build.walk import read_source
 
 
 def unchanged(root: Path, rels: Iterable[str], baseline: Mapping[str, str], max_file_bytes: int) -> set[str]:

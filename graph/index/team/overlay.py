@@ -1,7 +1,7 @@
 """One root's index read as a shared snapshot with this working tree's changes laid over it (issue 24).
 
 The shared part is a team's published index of an ancestor commit; the local part indexes
-only the files whose content differs from it (graph/index/baseline.py). Every file answers
+only the files whose content differs from it (graph/index/team/baseline.py). Every file answers
 from exactly one side: a file the local side holds, or that this tree no longer has, is
 *masked* in the shared one, so a file changed locally never shows its stale shared rows.
 
@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.chunking import CHUNKED_KINDS
+from lensmux.graph.index.build.chunking import CHUNKED_KINDS
 from lensmux.graph.index.interface import IndexReader, Learned, VectorReader
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 

@@ -27,15 +27,15 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from lensmux.graph.index.baseline import unchanged
-from lensmux.graph.index.commit import BatchWriter, Embedded
+from lensmux.graph.index.team.baseline import unchanged
+from lensmux.graph.index.build.commit import BatchWriter, Embedded
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
-from lensmux.graph.index.languages import language_for
+from lensmux.graph.index.build.languages import language_for
 from lensmux.graph.index.location import default_store_dir
-from lensmux.graph.index.order import Focus, RunOrder, git_recent
-from lensmux.graph.index.pipeline import Commit, FullRun
-from lensmux.graph.index.prepare import (
+from lensmux.graph.index.build.order import Focus, RunOrder, git_recent
+from lensmux.graph.index.build.pipeline import Commit, FullRun
+from lensmux.graph.index.build.prepare import (
     BUFFER_MTIME_NS,
     Outcome,
     Prepared,
@@ -50,10 +50,10 @@ from lensmux.graph.index.records import FileStamp
 from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.index.sqlite.store import Store
 from lensmux.graph.index.sqlite.vectors import VectorIndex
-from lensmux.graph.index.updates import UpdateTickets
-from lensmux.graph.index.vector_cache import VectorCache
-from lensmux.graph.index.walk import IgnoreRules, WalkedFile, walk_files
-from lensmux.graph.index.watch import run_watch
+from lensmux.graph.index.build.updates import UpdateTickets
+from lensmux.graph.index.build.vector_cache import VectorCache
+from lensmux.graph.index.build.walk import IgnoreRules, WalkedFile, walk_files
+from lensmux.graph.index.build.watch import run_watch
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ class Indexer:
         self._changed = anyio.Event()
         # Edits, saves and file events from when the daemon learns of them to their commit.
         self.updates = UpdateTickets()
-        # A team's published index this root overlays (graph/index/overlay.py): path -> sha256 of
+        # A team's published index this root overlays (graph/index/team/overlay.py): path -> sha256 of
         # its files. Files with that content are not indexed here; `absent` are its files this
         # tree does not have. None: index every file. Replaced whole (never mutated), so an
         # update can tell it changed under it.

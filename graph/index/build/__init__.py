@@ -1,0 +1,1 @@
+"""Building a root's index: walking, chunking, preparing, embedding, writing, watching."""
