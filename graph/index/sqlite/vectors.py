@@ -34,6 +34,7 @@ import numpy
 import numpy.typing as npt
 
 from lensmux.graph.index.errors import IndexCorrupt
+from lensmux.graph.index.exact import nearest
 from lensmux.graph.index.records import VectorPointer
 
 log = logging.getLogger(__name__)
@@ -209,18 +210,12 @@ class VectorIndex:
         ]
 
     def _exact(self, query: npt.NDArray[numpy.float32], k: int) -> list[tuple[int, float]]:
-        # Under the lock. Cosine as hnswlib's cosine space gives it: its stored vectors are unit length.
+        # Under the lock; the graph's stored vectors are unit length (hnswlib's cosine space).
         if self._matrix is None:
             labels = numpy.asarray(sorted(self._live), dtype=numpy.int64)
             data = numpy.asarray(self._index.get_items(labels.tolist()), dtype=numpy.float32)
             self._matrix = (labels, data)
-        labels, data = self._matrix
-        norm = float(numpy.linalg.norm(query))
-        scores = data @ (query / norm if norm > 0 else query)
-        top = numpy.argpartition(-scores, k - 1)[:k] if k < len(scores) else numpy.arange(len(scores))
-        # Most similar first, equal similarities by chunk id: the order the team store's SQL gives.
-        ordered = top[numpy.lexsort((labels[top], -scores[top]))]
-        return [(int(labels[i]), float(scores[i])) for i in ordered]
+        return nearest(*self._matrix, query, k)
 
     def compact(self) -> None:
         """Rebuild the graph from the live vectors so deleted ones stop costing space and time."""
