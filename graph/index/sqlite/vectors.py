@@ -7,12 +7,10 @@ the database pointing at a complete file. Loading checks the pointer before hnsw
 ever sees the bytes, because hnswlib trusts its input (wrong dimension loads silently,
 garbage can exhaust memory).
 
-Up to `HnswParams.exact_below` live vectors a search is exact instead: a matrix product
-with every live vector (read out of the graph once and kept until the next change), ties in
-chunk-id order. At that size it costs a few milliseconds and at most 30 MiB at the default,
-and it is what makes two stores (this one and the team store, which does the same in SQL)
-return the same list for the same vectors: two approximate graphs each miss different
-neighbours.
+Up to `HnswParams.exact_below` live vectors a search is exact instead (graph/index/exact.py,
+which the team store uses too): a matrix product with every live vector, read out of the
+graph once and kept until the next change. At that size it costs a few milliseconds and at
+most 30 MiB at the default.
 
 Thread safety: search() may run in any thread at any time; the mutating methods
 (add, remove, compact) and save() must not run concurrently with each other.
