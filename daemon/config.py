@@ -188,7 +188,7 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     to indexes built after (a saved graph keeps its own), `ef_search` at once.
     """
 
-    # The user's content-addressed vectors shared by every root (graph/index/build/vector_cache.py),
+    # The user's content-addressed vectors shared by every root (graph/index/builder/vector_cache.py),
     # in MiB on disk; least recently used vectors go past it; 0 turns the cache off.
     vector_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 512
     # Bigger files are not indexed.

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.search.offline import OfflineIndex
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.index.build.chunking import CALLABLE_KINDS
+from lensmux.graph.index.builder.chunking import CALLABLE_KINDS
 from lensmux.graph.index.sqlite.schema import META_VECTORS
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.seeds import keyword_expression

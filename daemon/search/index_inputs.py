@@ -1,7 +1,7 @@
 """What indexing takes from the multiplexer: symbols from its instances, and where the user is.
 
 graph/index asks a SymbolSource for each file's symbols, and orders a full run by a Focus
-(graph/index/build/order.py: editors' open files, then the directory a search ran from, then
+(graph/index/builder/order.py: editors' open files, then the directory a search ran from, then
 git's recent files, then the rest). The daemon answers both from its instances: documentSymbol
 through the same server processes editors use, and the documents clients hold open there.
 The directory comes from the request: `focus` on `lensmux/index` and `lensmux/hybridSearch`
@@ -20,12 +20,12 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search.errors import IndexServiceError
-from lensmux.graph.index.build.order import FaultHold, Focus
+from lensmux.graph.index.builder.order import FaultHold, Focus
 
 log = logging.getLogger(__name__)
 
 # Fault injection for integration tests: "N:PATH" makes every full run prepare N files,
-# then no more while PATH exists (graph/index/build/order.py, FaultHold). Never set otherwise.
+# then no more while PATH exists (graph/index/builder/order.py, FaultHold). Never set otherwise.
 FAULT_HOLD_ENV = "LENSMUX_FAULT_INDEX_HOLD"
 
 

@@ -36,9 +36,9 @@ from lensmux.graph.index import (
     ProgressSnapshot,
     RootNotIndexed,
 )
-from lensmux.graph.index.build.chunking import CHUNK_TEXT_VERSION
-from lensmux.graph.index.build.order import Focus
-from lensmux.graph.index.build.vector_cache import VectorCache
+from lensmux.graph.index.builder.chunking import CHUNK_TEXT_VERSION
+from lensmux.graph.index.builder.order import Focus
+from lensmux.graph.index.builder.vector_cache import VectorCache
 
 if TYPE_CHECKING:
     # graph/index/team/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
@@ -100,14 +100,14 @@ class IndexService:
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
         # Edited documents waiting for the typing to pause: the daemon's text of each, and the
-        # update tickets (graph/index/build/updates.py) it holds in every root containing it.
+        # update tickets (graph/index/builder/updates.py) it holds in every root containing it.
         self._edits: dict[Path, tuple[TextSource, list[tuple[RootIndex, int]]]] = {}
         self._edited = anyio.Event()
         # A search waits for the pending edits: index them now, not after the pause.
         self._hurry = False
         self._changed = anyio.Event()
         self._index_config = index_config(config)
-        # The user's vectors by content (graph/index/build/vector_cache.py), opened with the first index.
+        # The user's vectors by content (graph/index/builder/vector_cache.py), opened with the first index.
         self._vector_cache: VectorCache | None = None
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:

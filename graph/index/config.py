@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lensmux.graph.index.build.chunking import ChunkConfig
-from lensmux.graph.index.build.order import FaultHold
-from lensmux.graph.index.build.walk import DEFAULT_MAX_FILE_BYTES
+from lensmux.graph.index.builder.chunking import ChunkConfig
+from lensmux.graph.index.builder.order import FaultHold
+from lensmux.graph.index.builder.walk import DEFAULT_MAX_FILE_BYTES
 from lensmux.graph.index.sqlite.vectors import HnswParams
 
 

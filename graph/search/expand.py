@@ -24,7 +24,7 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from lensmux.graph.index.build.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.builder.chunking import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.derive import derive_outgoing
 from lensmux.graph.search.gateway import LspCalls

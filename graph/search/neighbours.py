@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lensmux.graph.index.build.chunking import CALLABLE_KINDS
+from lensmux.graph.index.builder.chunking import CALLABLE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.expand import Relation
 from lensmux.graph.search.seeds import is_test_path

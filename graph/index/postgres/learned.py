@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from lensmux.graph.index.build.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
 from lensmux.graph.index.interface import Learned, learned_symbols, storable_relations
 
 _KINDS = sorted(CHUNKED_KINDS)

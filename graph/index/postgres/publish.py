@@ -1,6 +1,6 @@
 """Publishing: a commit's index, built locally by the Indexer, copied into the team store.
 
-The local store is built exactly as a daemon builds it (graph/index/build/indexer.py), then
+The local store is built exactly as a daemon builds it (graph/index/builder/indexer.py), then
 every file's rows, its chunks' vectors and the learned call graph are copied into a new
 snapshot in ONE transaction: consumers see the earlier snapshot of that commit (if any)
 until the whole new one commits, published.
@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.build.chunking import ChunkDraft, ParsedSymbol
+from lensmux.graph.index.builder.chunking import ChunkDraft, ParsedSymbol
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import IndexWriter, VectorWriter
 from lensmux.graph.index.postgres import learned

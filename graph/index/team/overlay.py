@@ -23,7 +23,7 @@ from typing import Protocol
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.build.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
 from lensmux.graph.index.interface import IndexReader, Learned, VectorReader
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from lensmux.graph.index.build.updates import UpdateTickets
+from lensmux.graph.index.builder.updates import UpdateTickets
 
 pytestmark = pytest.mark.anyio
 

@@ -27,15 +27,11 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from lensmux.graph.index.team.baseline import unchanged
-from lensmux.graph.index.build.commit import BatchWriter, Embedded
-from lensmux.graph.index.config import IndexConfig
-from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
-from lensmux.graph.index.build.languages import language_for
-from lensmux.graph.index.location import default_store_dir
-from lensmux.graph.index.build.order import Focus, RunOrder, git_recent
-from lensmux.graph.index.build.pipeline import Commit, FullRun
-from lensmux.graph.index.build.prepare import (
+from lensmux.graph.index.builder.commit import BatchWriter, Embedded
+from lensmux.graph.index.builder.languages import language_for
+from lensmux.graph.index.builder.order import Focus, RunOrder, git_recent
+from lensmux.graph.index.builder.pipeline import Commit, FullRun
+from lensmux.graph.index.builder.prepare import (
     BUFFER_MTIME_NS,
     Outcome,
     Prepared,
@@ -44,16 +40,20 @@ from lensmux.graph.index.build.prepare import (
     prepare_text,
     stat_walked,
 )
+from lensmux.graph.index.builder.updates import UpdateTickets
+from lensmux.graph.index.builder.vector_cache import VectorCache
+from lensmux.graph.index.builder.walk import IgnoreRules, WalkedFile, walk_files
+from lensmux.graph.index.builder.watch import run_watch
+from lensmux.graph.index.config import IndexConfig
+from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
+from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
 from lensmux.graph.index.protocols import Embedder, SymbolSource
 from lensmux.graph.index.records import FileStamp
 from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.index.sqlite.store import Store
 from lensmux.graph.index.sqlite.vectors import VectorIndex
-from lensmux.graph.index.build.updates import UpdateTickets
-from lensmux.graph.index.build.vector_cache import VectorCache
-from lensmux.graph.index.build.walk import IgnoreRules, WalkedFile, walk_files
-from lensmux.graph.index.build.watch import run_watch
+from lensmux.graph.index.team.baseline import unchanged
 
 log = logging.getLogger(__name__)
 

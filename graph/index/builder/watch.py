@@ -13,12 +13,12 @@ import anyio.abc
 import anyio.to_thread
 import watchfiles
 
+from lensmux.graph.index.builder.languages import language_for
+from lensmux.graph.index.builder.walk import IGNORE_FILES, walk_files
 from lensmux.graph.index.errors import IndexStoreError
-from lensmux.graph.index.build.languages import language_for
-from lensmux.graph.index.build.walk import IGNORE_FILES, walk_files
 
 if TYPE_CHECKING:
-    from lensmux.graph.index.build.indexer import Indexer
+    from lensmux.graph.index.builder.indexer import Indexer
 
 log = logging.getLogger(__name__)
 

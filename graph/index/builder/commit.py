@@ -11,13 +11,13 @@ import anyio.to_thread
 import numpy
 import numpy.typing as npt
 
+from lensmux.graph.index.builder.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
+from lensmux.graph.index.builder.vector_cache import VectorCache
+from lensmux.graph.index.builder.walk import WalkedFile
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import EmbeddingFailed
-from lensmux.graph.index.build.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
 from lensmux.graph.index.protocols import Embedder
 from lensmux.graph.index.sqlite.persistence import IndexFiles
-from lensmux.graph.index.build.vector_cache import VectorCache
-from lensmux.graph.index.build.walk import WalkedFile
 
 Vectors = npt.NDArray[numpy.float32]
 

@@ -22,10 +22,10 @@ from typing import TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from lensmux.graph.index.build.commit import BatchWriter, Embedded
+from lensmux.graph.index.builder.commit import BatchWriter, Embedded
+from lensmux.graph.index.builder.prepare import Outcome, Prepared
+from lensmux.graph.index.builder.walk import WalkedFile
 from lensmux.graph.index.config import IndexConfig
-from lensmux.graph.index.build.prepare import Outcome, Prepared
-from lensmux.graph.index.build.walk import WalkedFile
 
 log = logging.getLogger(__name__)
 
