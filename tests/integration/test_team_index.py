@@ -24,20 +24,11 @@ import pytest
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
 from support.mcp_session import mcp_client, ok
 from support.postgres_server import PostgresServer, running_postgres
+from support.projects import git
 
 from lensmux.graph.index.postgres.schema import migrate
 
 pytestmark = [pytest.mark.slow]
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 async def _mcp_search(daemon: DaemonProc, root: Path, query: str) -> tuple[str, dict[str, Any]]:
@@ -64,10 +55,10 @@ def _search(daemon: DaemonProc, root: Path, query: str) -> dict[str, Any]:
 def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
     py_project: Path, tmp_path: Path, team_database: str
 ) -> None:
-    _git(py_project, "init", "-q")
-    _git(py_project, "add", "-A")
-    _git(py_project, "commit", "-q", "-m", "first")
-    head = _git(py_project, "rev-parse", "HEAD")
+    git(py_project, "init", "-q")
+    git(py_project, "add", "-A")
+    git(py_project, "commit", "-q", "-m", "first")
+    head = git(py_project, "rev-parse", "HEAD")
 
     with running_daemon(tmp_path / "a", _config(team_database)) as publisher:
         result = publisher.run_cli("index", str(py_project), "--publish", "--json", timeout=600)
@@ -114,13 +105,13 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
         (py_project / "demo" / "audit.py").write_text(
             "def audit_trail_export(rows: list[str]) -> str:\n    return ''\n"
         )
-        _git(py_project, "add", "-A")
-        _git(py_project, "commit", "-q", "-m", "second")
-        second = _git(py_project, "rev-parse", "HEAD")
+        git(py_project, "add", "-A")
+        git(py_project, "commit", "-q", "-m", "second")
+        second = git(py_project, "rev-parse", "HEAD")
         with running_daemon(tmp_path / "a2", _config(team_database)) as publisher:
             assert publisher.run_cli("index", str(py_project), "--publish", timeout=600).returncode == 0
-        _git(clone, "stash", "-q")
-        _git(clone, "pull", "-q", "--ff-only")
+        git(clone, "stash", "-q")
+        git(clone, "pull", "-q", "--ff-only")
         assert consumer.run_cli("index", str(clone), "--wait", timeout=600).returncode == 0
 
         def settled() -> bool:
@@ -144,10 +135,10 @@ def test_a_clone_searches_the_published_commit_with_its_own_changes_over_it(
 def test_team_init_and_grant_prepare_a_database_from_the_command_line(
     postgres_server: PostgresServer, py_project: Path
 ) -> None:
-    _git(py_project, "init", "-q")
-    _git(py_project, "add", "-A")
-    _git(py_project, "commit", "-q", "-m", "first")
-    repo = _git(py_project, "rev-list", "--max-parents=0", "HEAD")
+    git(py_project, "init", "-q")
+    git(py_project, "add", "-A")
+    git(py_project, "commit", "-q", "-m", "first")
+    repo = git(py_project, "rev-list", "--max-parents=0", "HEAD")
     with postgres_server.fresh_database() as name:
         dsn = postgres_server.dsn(name)
         for args in (["init"], ["grant", "devs", "--root", str(py_project)], ["grant", "--publisher", "ci"]):
@@ -170,9 +161,9 @@ def test_team_init_and_grant_prepare_a_database_from_the_command_line(
 
 
 def test_a_team_store_lost_under_a_search_leaves_the_root_on_its_local_index(py_project: Path, tmp_path: Path) -> None:
-    _git(py_project, "init", "-q")
-    _git(py_project, "add", "-A")
-    _git(py_project, "commit", "-q", "-m", "first")
+    git(py_project, "init", "-q")
+    git(py_project, "add", "-A")
+    git(py_project, "commit", "-q", "-m", "first")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(py_project), str(clone)], check=True)
     directory = Path(tempfile.mkdtemp(prefix="lensmux-pg-lost-"))

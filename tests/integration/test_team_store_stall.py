@@ -22,19 +22,10 @@ import pytest
 from support.daemon_proc import DaemonProc, running_daemon, wait_until
 from support.lspclient import LspClient
 from support.postgres_server import PostgresServer
+from support.projects import git
 from support.stalling_proxy import StallingProxy
 
 pytestmark = [pytest.mark.slow]
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout.strip()
 
 
 def _config(dsn: str) -> str:
@@ -107,9 +98,9 @@ async def _editor_while_stalled(daemon: DaemonProc, clone: Path, proxy: Stalling
 def test_an_editor_is_answered_while_the_team_store_stalls(
     py_project: Path, tmp_path: Path, team_database: str, postgres_server: PostgresServer
 ) -> None:
-    _git(py_project, "init", "-q")
-    _git(py_project, "add", "-A")
-    _git(py_project, "commit", "-q", "-m", "first")
+    git(py_project, "init", "-q")
+    git(py_project, "add", "-A")
+    git(py_project, "commit", "-q", "-m", "first")
     with running_daemon(tmp_path / "a", _config(team_database)) as publisher:
         done = publisher.run_cli("index", str(py_project), "--publish", "--json", timeout=600)
         assert done.returncode == 0, done.stderr

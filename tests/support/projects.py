@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,14 @@ def add_session_calls(root: Path, modules: int, calls: int) -> None:
         with open(root / f"pkg/mod{i}.py", "a") as f:
             f.write("\n\nfrom pkg.session import Session\n\n\n")
             f.write("".join(f"def g{i}_{j}() -> str:\n    return Session().request('{j}')\n\n\n" for j in range(calls)))
+
+
+def git(root: Path, *args: str) -> str:
+    """Run git in root as a throwaway committer; its stdout, stripped (CalledProcessError if it fails)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()

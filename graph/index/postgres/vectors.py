@@ -31,7 +31,7 @@ def vector_text(vector: npt.NDArray[numpy.float32]) -> str:
 
 def parse_vector(text: str) -> npt.NDArray[numpy.float32]:
     """The vector pgvector's text form spells."""
-    return numpy.array([float(x) for x in text.strip("[]").split(",")], dtype=numpy.float32)
+    return numpy.fromstring(text.strip("[]"), dtype=numpy.float32, sep=",")
 
 
 def normalised(matrix: npt.NDArray[numpy.float32]) -> npt.NDArray[numpy.float32]:
@@ -138,7 +138,7 @@ class SnapshotVectors:
                 labels = numpy.asarray([int(r[0]) for r in rows], dtype=numpy.int64)
                 data = numpy.empty((len(rows), self.dim), dtype=numpy.float32)
                 for i, row in enumerate(rows):
-                    data[i] = numpy.fromstring(row[1][1:-1], dtype=numpy.float32, sep=",")
+                    data[i] = parse_vector(row[1])
                 self._matrix = (labels, data)
             return self._matrix
 
