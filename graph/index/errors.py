@@ -3,6 +3,7 @@
 IndexStoreError
  +-- IndexCorrupt          a file on disk cannot be trusted (SQLite or vectors)
  +-- IndexSchemaMismatch   a file was written by another schema, model or dimension
+ |    +-- IndexOtherSchema  ... by a lensmux of another schema version (kept, not deleted)
  +-- RootNotIndexed        no index exists yet for the asked root
  +-- IndexLocked           another process holds this root's index
  +-- EmbeddingFailed       the embedder raised while indexing
@@ -24,6 +25,14 @@ class IndexCorrupt(IndexStoreError):
 
 class IndexSchemaMismatch(IndexStoreError):
     """A persisted index file does not match this schema version, model or dimension."""
+
+
+class IndexOtherSchema(IndexSchemaMismatch):
+    """A persisted index was written for another schema version (`version`, as the file says)."""
+
+    def __init__(self, message: str, version: str) -> None:
+        super().__init__(message)
+        self.version = version
 
 
 class RootNotIndexed(IndexStoreError):

@@ -1,8 +1,10 @@
 """Opening a root's SQLite file: lock, integrity check, schema check, recovery.
 
-A corrupt file is moved aside (`index.sqlite.corrupt-<ts>`) and one written for another
-schema, model or root is deleted; either way a fresh empty index takes its place,
-because the index is a cache of the working tree and can always be rebuilt.
+A corrupt file is moved aside (`index.sqlite.corrupt-<ts>`), one written for another schema
+version is kept whole for the lensmux that reads it (set_aside.py; taken back by that
+version), and one written for another model or root is deleted; in each case a fresh empty
+index takes its place, because the index can be rebuilt from the working tree (all but the
+learned call graph, which is why another version's index is kept).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from lensmux.graph.index.errors import (
     IndexCorrupt,
     IndexLocked,
+    IndexOtherSchema,
     IndexSchemaMismatch,
     IndexStoreError,
     RootNotIndexed,
@@ -41,6 +44,7 @@ from lensmux.graph.index.sqlite.schema import (
     META_SYMBOLS,
     SCHEMA_VERSION,
 )
+from lensmux.graph.index.sqlite.set_aside import finish_interrupted, set_aside, take_back
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +118,9 @@ def _check(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> boo
         except sqlite3.DatabaseError as exc:
             raise IndexSchemaMismatch(f"cannot convert schema {MIGRATABLE_VERSION}: {exc}") from exc
         return True
+    found = meta.get(META_SCHEMA_VERSION)
+    if found != str(SCHEMA_VERSION):
+        raise IndexOtherSchema(f"written for schema {found}, this lensmux reads {SCHEMA_VERSION}", str(found))
     for key, want in expected.items():
         if meta.get(key) != want:
             raise IndexSchemaMismatch(f"{key} is {meta.get(key)!r}, expected {want!r}")
@@ -150,7 +157,7 @@ def _create(conn: sqlite3.Connection, root: Path, model_id: str, dim: int) -> No
 
 
 def _set_aside(db: Path, how: str) -> Path | None:
-    """Move (how='corrupt') or delete (how='stale') the database and its WAL files."""
+    """Move (how='corrupt') or delete (how='stale': another model or root) the database and its WAL files."""
     stamp = time.strftime("%Y%m%dT%H%M%S")
     moved: Path | None = None
     for suffix in ("", "-wal", "-shm"):
@@ -174,11 +181,16 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
     directory.mkdir(parents=True, exist_ok=True)
     lock_fd = _lock(directory)
     try:
-        note: str | None = None
+        finish_interrupted(directory)
+        note = take_back(directory, DB_NAME, str(SCHEMA_VERSION))
         try:
             writer, usable = _open_checked(db, root, model_id, dim)
         except (IndexCorrupt, IndexSchemaMismatch) as exc:
-            if isinstance(exc, IndexCorrupt):
+            if isinstance(exc, IndexOtherSchema):
+                kept = set_aside(directory, exc.version)
+                note = f"index database was {exc}; kept in {kept} for that version; rebuilding"
+                log.warning("%s: %s", db, note)
+            elif isinstance(exc, IndexCorrupt):
                 moved = _set_aside(db, "corrupt")
                 note = f"index database was corrupt ({exc}); moved aside to {moved}; rebuilding"
                 log.error("%s: %s", db, note)
