@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from lensmux.daemon.mux import diagnostics
+from lensmux.daemon.mux.diagnostics import diagnostics
 from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.wire import envelope as ev
 

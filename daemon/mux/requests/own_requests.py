@@ -17,12 +17,12 @@ import anyio
 import msgspec
 
 from lensmux.daemon.mux.errors import CircuitOpen, RequestTimedOut, ServerRequestFailed, ServerUnavailable
-from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.cache import CacheKey
     from lensmux.daemon.mux.instance import Instance
+    from lensmux.daemon.mux.requests.cache import CacheKey
 
 log = logging.getLogger(__name__)
 

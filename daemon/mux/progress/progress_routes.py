@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import UNSET
 
-from lensmux.daemon.mux import request_progress
+from lensmux.daemon.mux.progress import request_progress
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)

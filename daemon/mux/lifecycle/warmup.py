@@ -22,8 +22,8 @@ import time
 from collections.abc import Callable
 
 from lensmux.adapters.base import Adapter
-from lensmux.daemon.mux.cache import ResponseCache
-from lensmux.daemon.mux.discovery import DiscoveryGate
+from lensmux.daemon.mux.lifecycle.discovery import DiscoveryGate
+from lensmux.daemon.mux.requests.cache import ResponseCache
 
 log = logging.getLogger(__name__)
 

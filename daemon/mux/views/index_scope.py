@@ -20,7 +20,7 @@ from lensmux.daemon.paths import file_key
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 # Answers that may depend on the files opened at the server: those an index of opened

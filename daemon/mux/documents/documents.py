@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from lensmux.daemon.mux.positions import DEFAULT_ENCODING, UTF16
-from lensmux.daemon.mux.textedit import translate_changes
+from lensmux.daemon.mux.documents.positions import DEFAULT_ENCODING, UTF16
+from lensmux.daemon.mux.documents.textedit import translate_changes
 from lensmux.daemon.paths import file_key
 
 # The holder id the daemon itself uses when it opens a document (indexing, search).

@@ -19,7 +19,7 @@ from msgspec import Raw
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
 
 log = logging.getLogger(__name__)
 

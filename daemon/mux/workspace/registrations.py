@@ -15,11 +15,11 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.mux.client_caps import declared, registers_dynamically
-from lensmux.daemon.mux.diagnostics import pull_registration
+from lensmux.daemon.mux.clients.client_caps import declared, registers_dynamically
+from lensmux.daemon.mux.diagnostics.diagnostics import pull_registration
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)

@@ -13,12 +13,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.mux.diagnostic_wording import for_client
+from lensmux.daemon.mux.diagnostics.diagnostic_wording import for_client
 from lensmux.daemon.wire.envelope import ErrorCode
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
-    from lensmux.daemon.mux.diagnostics import Published
+    from lensmux.daemon.mux.clients.client_session import ClientSession
+    from lensmux.daemon.mux.diagnostics.diagnostics import Published
     from lensmux.daemon.mux.instance import Instance
 
 PULL_METHODS = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux import diagnostic_wording, index_scope
-from lensmux.daemon.mux.client_caps import declared
-from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
-from lensmux.daemon.mux.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
-from lensmux.daemon.mux.result_shape import (
+from lensmux.daemon.mux.clients.client_caps import declared
+from lensmux.daemon.mux.diagnostics import diagnostic_wording
+from lensmux.daemon.mux.diagnostics.diagnostic_wording import CODE_ACTION
+from lensmux.daemon.mux.views import index_scope
+from lensmux.daemon.mux.views.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
+from lensmux.daemon.mux.views.result_shape import (
     COMPLETION_METHODS,
     EDIT_METHODS,
     HOVER_METHOD,
@@ -29,7 +30,7 @@ from lensmux.daemon.mux.result_shape import (
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 _SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}

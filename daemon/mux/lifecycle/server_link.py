@@ -13,7 +13,7 @@ from pathlib import Path
 import anyio
 from anyio.abc import Process
 
-from lensmux.daemon.mux import process as proc
+from lensmux.daemon.mux.lifecycle import process as proc
 from lensmux.daemon.service.logsetup import pump_stderr_task
 from lensmux.daemon.wire.framing import FrameLimits, FrameWriter
 from lensmux.daemon.wire.socket_transport import FramedProtocol, open_framed_pipe

@@ -17,7 +17,7 @@ from typing import Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.client_caps import declared, hover_format, supports_document_changes, supports_snippets
+from lensmux.daemon.mux.clients.client_caps import declared, hover_format, supports_document_changes, supports_snippets
 from lensmux.daemon.wire import envelope as ev
 
 log = logging.getLogger(__name__)

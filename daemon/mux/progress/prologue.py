@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.progress_routes import PROGRESS_CREATE
+from lensmux.daemon.mux.progress.progress_routes import PROGRESS_CREATE
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
 
 log = logging.getLogger(__name__)
 

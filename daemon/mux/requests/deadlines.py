@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
-    from lensmux.daemon.mux.pending import Pending
+    from lensmux.daemon.mux.requests.pending import Pending
 
 # Parked diagnostic pulls are also answered when their document closes: checked this often.
 PARKED_CHECK = 0.25

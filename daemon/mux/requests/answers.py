@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from lensmux.daemon.mux import diagnostics_pull
-from lensmux.daemon.mux.deadlines import due_at, next_timeout_check
-from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux.diagnostics import diagnostics_pull
+from lensmux.daemon.mux.requests.deadlines import due_at, next_timeout_check
+from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode
 

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
-    from lensmux.daemon.mux.pending import Pending
+    from lensmux.daemon.mux.requests.pending import Pending
 
 PROGRESS_CREATE = "window/workDoneProgress/create"
 # A report-heavy run is kept by its begin, its first reports and its end: enough to be told the

@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import Raw
 
-from lensmux.daemon.mux import diagnostics_pull
-from lensmux.daemon.mux.client_caps import accepts_refresh, pulls_diagnostics
-from lensmux.daemon.mux.diagnostic_wording import for_client, forget
+from lensmux.daemon.mux.clients.client_caps import accepts_refresh, pulls_diagnostics
+from lensmux.daemon.mux.diagnostics import diagnostics_pull
+from lensmux.daemon.mux.diagnostics.diagnostic_wording import for_client, forget
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
-    from lensmux.daemon.mux.diagnostics_pull import ParkedPull
+    from lensmux.daemon.mux.clients.client_session import ClientSession
+    from lensmux.daemon.mux.diagnostics.diagnostics_pull import ParkedPull
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)

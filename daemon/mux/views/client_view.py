@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.client_caps import declared
-from lensmux.daemon.mux.diagnostics import offers_pull_statically
-from lensmux.daemon.mux.diagnostics_pull import diagnostic_provider
-from lensmux.daemon.mux.positions import announce
+from lensmux.daemon.mux.clients.client_caps import declared
+from lensmux.daemon.mux.diagnostics.diagnostics import offers_pull_statically
+from lensmux.daemon.mux.diagnostics.diagnostics_pull import diagnostic_provider
+from lensmux.daemon.mux.documents.positions import announce
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 

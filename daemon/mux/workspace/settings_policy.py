@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from lensmux.daemon.wire import envelope as ev
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
     from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)

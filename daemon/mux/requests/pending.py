@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UnsetType
 
-from lensmux.daemon.mux.cache import CacheKey
+from lensmux.daemon.mux.requests.cache import CacheKey
 from lensmux.daemon.wire.envelope import Envelope, Id
 
 if TYPE_CHECKING:
-    from lensmux.daemon.mux.client_session import ClientSession
+    from lensmux.daemon.mux.clients.client_session import ClientSession
 
 
 @dataclass(slots=True, eq=False)

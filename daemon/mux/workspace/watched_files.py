@@ -16,8 +16,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.mux import registrations
 from lensmux.daemon.mux.errors import ServerUnavailable
+from lensmux.daemon.mux.workspace import registrations
 from lensmux.daemon.paths import uri_to_path
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import Any
 
 from msgspec import Raw
 
-from lensmux.daemon.mux.documents import DocumentStore
+from lensmux.daemon.mux.documents.documents import DocumentStore
 from lensmux.daemon.wire import envelope as ev
 
 # Client requests whose results may hold a WorkspaceEdit with versioned documents.
