@@ -30,7 +30,7 @@ import anyio.to_thread
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.search.anchors import (
+from lensmux.graph.search.candidates.anchors import (
     REASON_MENTION,
     TIER_FILE,
     TIER_NONE,
@@ -39,10 +39,10 @@ from lensmux.graph.search.anchors import (
     resolve_mentions,
     resolve_with_workspace_symbols,
 )
+from lensmux.graph.search.candidates.coverage import coverage
+from lensmux.graph.search.candidates.query_text import STOP_WORDS, WORD, keyword_expression, query_terms, query_words
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.config import QueryContext, SearchConfig
-from lensmux.graph.search.coverage import coverage
-from lensmux.graph.search.query_text import STOP_WORDS, WORD, keyword_expression, query_terms, query_words
 from lensmux.graph.search.ranker import (
     C_FAMILY,
     HEADERS,

@@ -33,9 +33,9 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from lensmux.graph.index.builder.chunking import CALLABLE_KINDS
+from lensmux.graph.search.candidates.seeds import is_test_path
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
-from lensmux.graph.search.expand import Relation
-from lensmux.graph.search.seeds import is_test_path
+from lensmux.graph.search.expansion.expand import Relation
 
 __all__ = ["NeighbourFill", "fill", "neighbours_of"]
 

@@ -26,9 +26,9 @@ import anyio.to_thread
 
 from lensmux.graph.index.builder.chunking import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node
-from lensmux.graph.search.derive import derive_outgoing
+from lensmux.graph.search.expansion.derive import derive_outgoing
+from lensmux.graph.search.expansion.memory import Findings, GraphMemory
 from lensmux.graph.search.gateway import LspCalls
-from lensmux.graph.search.memory import Findings, GraphMemory
 
 log = logging.getLogger(__name__)
 

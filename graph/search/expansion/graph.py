@@ -26,7 +26,7 @@ import networkx as nx
 
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.config import EdgeWeights
-from lensmux.graph.search.expand import Relation
+from lensmux.graph.search.expansion.expand import Relation
 
 __all__ = ["Clustering", "build_graph", "cluster", "containment", "undirected"]
 
