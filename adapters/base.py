@@ -88,7 +88,7 @@ class Adapter:
 
     # Messages that wait while the server has workspace files left to discover (`warm()` is
     # False): those whose arrival postpones its discovery, and those whose answers depend on
-    # it (daemon/mux/discovery.py). Only for a server whose discovery another client can postpone.
+    # it (daemon/mux/lifecycle/discovery.py). Only for a server whose discovery another client can postpone.
     waits_for_discovery: frozenset[str] = frozenset()
 
     def __init__(self, config: ServerConfig) -> None:
@@ -202,7 +202,7 @@ class Adapter:
     def warm(self) -> bool | None:
         """Whether the server has shown that it knows the whole workspace (None: it never says)."""
         # False keeps cross-file answers out of the cache; None leaves the
-        # decision to the daemon's quiet period (daemon/mux/warmup.py).
+        # decision to the daemon's quiet period (daemon/mux/lifecycle/warmup.py).
         return None
 
     def reset(self) -> None:

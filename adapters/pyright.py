@@ -33,7 +33,7 @@ class PyrightAdapter(Adapter):
     # of these from any client (each calls its recordUserInteractionTime, which starts the timer
     # again); until then it answers the second group from the open files and what they import
     # (they walk the program's file list). Next to a client that never pauses, a shared pyright
-    # would never discover its workspace: these wait for it (daemon/mux/discovery.py).
+    # would never discover its workspace: these wait for it (daemon/mux/lifecycle/discovery.py).
     waits_for_discovery = frozenset(
         {
             "textDocument/didChange",

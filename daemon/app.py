@@ -24,8 +24,9 @@ from lensmux.daemon import paths
 from lensmux.daemon.assist.service import AssistService
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
 from lensmux.daemon.control import ControlError, ControlServer
-from lensmux.daemon.mux import listeners, routing
-from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux import routing
+from lensmux.daemon.mux.clients import listeners
+from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient

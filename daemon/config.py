@@ -118,7 +118,8 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     max_neighbors: Annotated[int, msgspec.Meta(ge=1, le=1000)] | UnsetType = 25
     expand_seeds: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = 5
     # Neighbours (same-file siblings, callers, callees) of this many top functions fill every
-    # other place after the first neighbour_protect (graph/search/neighbours.py); 0 (the engine's default) is off.
+    # other place after the first neighbour_protect (graph/search/answer/neighbours.py); 0 (the
+    # engine's default) is off.
     neighbour_from: Annotated[int, msgspec.Meta(ge=0, le=100)] | UnsetType = UNSET
     neighbour_protect: Annotated[int, msgspec.Meta(ge=0, le=1000)] | UnsetType = UNSET
     # Ask references for functions too, not only their call hierarchy.

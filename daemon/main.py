@@ -12,7 +12,7 @@ import anyio
 
 from lensmux.daemon.app import Daemon
 from lensmux.daemon.config import Config
-from lensmux.daemon.mux.listeners import ListenerError, prepare_runtime_dir
+from lensmux.daemon.mux.clients.listeners import ListenerError, prepare_runtime_dir
 from lensmux.daemon.runtime_lock import DaemonLockHeld, RuntimeLock
 from lensmux.daemon.service.activation import adopt_sockets
 from lensmux.daemon.service.errors import ServiceError

@@ -59,7 +59,7 @@ from bench.stats import load_average
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index.postgres.schema import migrate
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.search.query_text import keyword_expression
+from lensmux.graph.search.candidates.query_text import keyword_expression
 
 # Files of the overlay clone that change locally (tornado's, Python), and the function each gains.
 CHANGED = ("tornado/httputil.py", "tornado/web.py", "tornado/escape.py")

@@ -30,7 +30,7 @@ from bench.search.evaluate import summary_queries
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import group_queries, rank_of, score
 from lensmux.graph.search import FusionWeights, SearchConfig
-from lensmux.graph.search import seeds as seeds_module
+from lensmux.graph.search.candidates import seeds as seeds_module
 
 SHIPPED = SearchConfig()
 VARIANTS: dict[str, SearchConfig] = {

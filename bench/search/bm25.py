@@ -21,7 +21,7 @@ from pathlib import Path
 
 from bench.search.c_strip import c_functions
 from lensmux.graph.index.identifiers import split_identifier
-from lensmux.graph.search.seeds import STOP_WORDS
+from lensmux.graph.search.candidates.seeds import STOP_WORDS
 
 __all__ = ["Bm25", "Document", "function_documents", "python_documents", "tokens"]
 

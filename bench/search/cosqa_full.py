@@ -48,8 +48,8 @@ from bench.search.offline import NullGateway, OfflineIndex
 from bench.search.quality import SHIPPED, Bench, _View
 from bench.search.ranking import EvalItem
 from lensmux.graph.search import Overrides, SearchRequest
+from lensmux.graph.search.candidates.seeds import keyword_expression
 from lensmux.graph.search.catalog import Catalog
-from lensmux.graph.search.seeds import keyword_expression
 
 __all__ = ["full_scores"]
 

@@ -57,7 +57,7 @@ class SearchRecord:
     timing: dict[str, float]
     degraded: bool
     warnings: list[str]
-    # per ranked symbol: the neighbour fill placed it (graph/search/neighbours.py)
+    # per ranked symbol: the neighbour fill placed it (graph/search/answer/neighbours.py)
     neighbours: list[bool] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ the request's `config_overrides` on top of the daemon's shipped `[daemon.search]
   no seed, still without PageRank;
 - `nofill`: + personalised PageRank, i.e. the shipped pipeline (its neighbour fill is off);
 - `full`: + graph neighbours of the first 10 functions in every other place after the
-  first 10 (graph/search/neighbours.py, `neighbour_from` 10);
+  first 10 (graph/search/answer/neighbours.py, `neighbour_from` 10);
 - `depth2` (`--depth2`): the full pipeline at depth 2, where Louvain can drop nodes.
 
 Besides, in process over a copy of the same index (localize_index.py): `vector`

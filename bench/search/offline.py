@@ -1,6 +1,6 @@
 """The single strategies, in process over the index the daemon built (after the daemon has stopped).
 
-- keyword: the FTS5 expression the search itself issues (graph.search.seeds.keyword_expression)
+- keyword: the FTS5 expression the search itself issues (graph.search.candidates.seeds.keyword_expression)
   through Store.fts_search, BM25 with the index's column weights;
 - vector: the query's MiniLM embedding through the index's hnswlib file;
 - stage 1: HybridSearchEngine with no language server and depth 0, i.e. the fused seeds
@@ -27,8 +27,8 @@ from lensmux.graph.index import HnswParams, Store, VectorIndex
 from lensmux.graph.index.builder.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.search import GatewayError, HybridSearchEngine, Overrides, SearchConfig, SearchRequest
+from lensmux.graph.search.candidates.seeds import keyword_expression
 from lensmux.graph.search.catalog import Catalog, Node
-from lensmux.graph.search.seeds import keyword_expression
 
 __all__ = ["NullGateway", "OfflineIndex", "model_id"]
 

@@ -42,7 +42,7 @@ from bench.search.index_set import indexed
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score
 from lensmux.graph.search import FusionWeights, SearchConfig
-from lensmux.graph.search import seeds as seeds_module
+from lensmux.graph.search.candidates import seeds as seeds_module
 
 __all__ = ["ABLATIONS", "Bench", "open_bench", "stage1_ranks", "without_anchors"]
 

@@ -42,11 +42,11 @@ from bench.search.offline import NullGateway
 from bench.search.quality import SHIPPED, Bench, open_bench, stage1_ranks
 from bench.search.ranking import score
 from lensmux.graph.search import SearchConfig, Weights
+from lensmux.graph.search.candidates.seeds import learning_rows
 from lensmux.graph.search.catalog import Catalog
 from lensmux.graph.search.config import QueryContext, QuerySettings
 from lensmux.graph.search.gateway import LspCalls
 from lensmux.graph.search.ranker import FEATURES, RankerModel
-from lensmux.graph.search.seeds import learning_rows
 
 __all__ = ["Rows", "collect_rows", "fit", "train"]
 

@@ -1,6 +1,6 @@
 """Waiting for a server's settled diagnostics of a document, for the diagnostics tool.
 
-The multiplexer keeps the last publish per document (mux/diagnostics.py); a
+The multiplexer keeps the last publish per document (mux/diagnostics/diagnostics.py); a
 tool asking right after opening a file waits here until the report for that
 text has arrived and settled.
 """

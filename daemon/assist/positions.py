@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from lensmux.daemon.mux.positions import UTF16, index_at, units
+from lensmux.daemon.mux.documents.positions import UTF16, index_at, units
 
 _EOL = re.compile(r"\r\n|\r|\n")
 

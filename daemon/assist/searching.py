@@ -39,7 +39,7 @@ async def search_code(ws: Workspace, args: dict[str, Any], hybrid: HybridSearch)
     except ControlError as exc:
         raise ToolError(f"search failed: {exc}") from exc
     # Only now: lensmux.graph.search's package brings the search stack, which the search above loaded.
-    from lensmux.graph.search.reasons import describe_reasons
+    from lensmux.graph.search.answer.reasons import describe_reasons
 
     hits = []
     for sym in response.get("ranked_symbols", [])[: top_k or 10]:

@@ -19,7 +19,7 @@ import anyio.to_thread
 
 from lensmux.daemon.assist.errors import ToolError
 from lensmux.daemon.assist.positions import display_path, split_lines
-from lensmux.daemon.mux.documents import INTERNAL_HOLDER
+from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.errors import CircuitOpen, InstanceError, RequestTimedOut, ServerRequestFailed
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
@@ -198,7 +198,7 @@ class Workspace:
         """Wait (bounded) until the server has found the workspace's files.
 
         A server asked right after it started answers references and renames
-        from the files it has found so far (mux/warmup.py): a rename preview
+        from the files it has found so far (mux/lifecycle/warmup.py): a rename preview
         would silently miss files.
         """
         with anyio.move_on_after(DISCOVERY_WAIT):

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from lensmux.graph.search.reasons import describe_reasons
+from lensmux.graph.search.answer.reasons import describe_reasons
 
 SNIPPET_LINES = 3
 

@@ -21,14 +21,10 @@ from msgspec import Raw
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import DaemonConfig
-from lensmux.daemon.mux import diagnostics_nudge, own_requests
-from lensmux.daemon.mux.breaker import CircuitBreaker
-from lensmux.daemon.mux.cache import ResponseCache
-from lensmux.daemon.mux.cancel_shield import cancel_at_server
-from lensmux.daemon.mux.client_session import ClientSession
-from lensmux.daemon.mux.client_view import initialize_result_for
-from lensmux.daemon.mux.diagnostics import DiagnosticsStore
-from lensmux.daemon.mux.documents import DocumentStore, ServerNotice
+from lensmux.daemon.mux.clients.client_session import ClientSession
+from lensmux.daemon.mux.diagnostics import diagnostics_nudge
+from lensmux.daemon.mux.diagnostics.diagnostics import DiagnosticsStore
+from lensmux.daemon.mux.documents.documents import DocumentStore, ServerNotice
 from lensmux.daemon.mux.errors import (
     CircuitOpen,
     ExitRecord,
@@ -37,15 +33,20 @@ from lensmux.daemon.mux.errors import (
     ServerRequestFailed,
     ServerUnavailable,
 )
-from lensmux.daemon.mux.memory_watch import MemorySample
-from lensmux.daemon.mux.pending import Pending, PendingTable
-from lensmux.daemon.mux.prologue import Greeting, Prologue
-from lensmux.daemon.mux.registrations import RegistrationTable
-from lensmux.daemon.mux.request_progress import ShownProgress
-from lensmux.daemon.mux.server_link import ServerLink
+from lensmux.daemon.mux.lifecycle.breaker import CircuitBreaker
+from lensmux.daemon.mux.lifecycle.memory_watch import MemorySample
+from lensmux.daemon.mux.lifecycle.server_link import ServerLink
+from lensmux.daemon.mux.lifecycle.warmup import Warmup
+from lensmux.daemon.mux.progress.prologue import Greeting, Prologue
+from lensmux.daemon.mux.progress.request_progress import ShownProgress
+from lensmux.daemon.mux.requests import own_requests
+from lensmux.daemon.mux.requests.cache import ResponseCache
+from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
+from lensmux.daemon.mux.requests.pending import Pending, PendingTable
 from lensmux.daemon.mux.supervisor import Supervisor
-from lensmux.daemon.mux.warmup import Warmup
-from lensmux.daemon.mux.workspace_folders import WorkspaceFolders, client_initialized
+from lensmux.daemon.mux.views.client_view import initialize_result_for
+from lensmux.daemon.mux.workspace.registrations import RegistrationTable
+from lensmux.daemon.mux.workspace.workspace_folders import WorkspaceFolders, client_initialized
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.daemon.wire.framing import FrameLimits
@@ -237,7 +238,7 @@ class Instance:
 
     def caching_allowed(self, method: str) -> bool:
         """Cross-file results are not cached while the server is warming up or indexing (warmup.py)."""
-        from lensmux.daemon.mux.cache import WORKSPACE_METHODS
+        from lensmux.daemon.mux.requests.cache import WORKSPACE_METHODS
 
         return not (method in WORKSPACE_METHODS and self.warmup.busy())
 

@@ -21,7 +21,7 @@ from lsprotocol import converters
 from lsprotocol import types as lsp
 
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux.documents import INTERNAL_HOLDER
+from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.registry import InstanceRegistry
 

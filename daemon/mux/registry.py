@@ -14,7 +14,7 @@ from msgspec import Raw
 from lensmux.adapters.base import LSP_ROOT_FIELDS
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import Config
-from lensmux.daemon.mux.client_session import ClientSession
+from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.instance import Instance, InstanceKey, ServerUnavailable
 from lensmux.daemon.paths import uri_to_path
 

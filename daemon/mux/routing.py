@@ -15,29 +15,21 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import (
-    diagnostic_wording,
-    diagnostics,
-    diagnostics_pull,
-    index_scope,
-    notebooks,
-    own_answer,
-    progress_routes,
-    registrations,
-    request_progress,
-    settings_policy,
-    workspace_folders,
-)
-from lensmux.daemon.mux.answers import answer_all, forget_inflight
-from lensmux.daemon.mux.breaker import BreakerState
-from lensmux.daemon.mux.cache import CACHEABLE, CacheKey
-from lensmux.daemon.mux.client_session import ClientSession
-from lensmux.daemon.mux.diagnostic_wording import CODE_ACTION
-from lensmux.daemon.mux.documents import ServerNotice
+from lensmux.daemon.mux.clients.client_session import ClientSession
+from lensmux.daemon.mux.diagnostics import diagnostic_wording, diagnostics, diagnostics_pull
+from lensmux.daemon.mux.diagnostics.diagnostic_wording import CODE_ACTION
+from lensmux.daemon.mux.documents import notebooks
+from lensmux.daemon.mux.documents.documents import ServerNotice
+from lensmux.daemon.mux.documents.positions import client_encoding
 from lensmux.daemon.mux.errors import ServerUnavailable
-from lensmux.daemon.mux.pending import Pending
-from lensmux.daemon.mux.positions import client_encoding
-from lensmux.daemon.mux.result_shape import SYMBOLS_METHOD
+from lensmux.daemon.mux.lifecycle.breaker import BreakerState
+from lensmux.daemon.mux.progress import progress_routes, request_progress
+from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.requests.cache import CACHEABLE, CacheKey
+from lensmux.daemon.mux.requests.pending import Pending
+from lensmux.daemon.mux.views import index_scope, own_answer
+from lensmux.daemon.mux.views.result_shape import SYMBOLS_METHOD
+from lensmux.daemon.mux.workspace import registrations, settings_policy, workspace_folders
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode

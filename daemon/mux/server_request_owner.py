@@ -25,10 +25,10 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.mux.client_session import ClientSession
-from lensmux.daemon.mux.edits import client_versions, renumber, stale_documents
+from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.errors import ServerUnavailable
-from lensmux.daemon.mux.result_shape import ResourceOperationsUnsupported, edit_for_client
+from lensmux.daemon.mux.views.edits import client_versions, renumber, stale_documents
+from lensmux.daemon.mux.views.result_shape import ResourceOperationsUnsupported, edit_for_client
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
 

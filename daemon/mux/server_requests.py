@@ -12,10 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from lensmux.daemon.mux import progress_routes, registrations, server_request_owner
-from lensmux.daemon.mux.client_caps import accepts_refresh
+from lensmux.daemon.mux import server_request_owner
+from lensmux.daemon.mux.clients.client_caps import accepts_refresh
 from lensmux.daemon.mux.errors import ServerUnavailable
-from lensmux.daemon.mux.progress_routes import PROGRESS_CREATE
+from lensmux.daemon.mux.progress import progress_routes
+from lensmux.daemon.mux.progress.progress_routes import PROGRESS_CREATE
+from lensmux.daemon.mux.workspace import registrations
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, Id
 

@@ -14,17 +14,14 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec import UNSET, Raw
 
-from lensmux.daemon.mux import (
-    diagnostics,
-    notebooks,
-    own_answer,
-    progress_routes,
-    request_progress,
-    server_requests,
-)
-from lensmux.daemon.mux.answers import answer_all, forget_inflight
-from lensmux.daemon.mux.breaker import BreakerState
-from lensmux.daemon.mux.pending import Pending
+from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux.diagnostics import diagnostics
+from lensmux.daemon.mux.documents import notebooks
+from lensmux.daemon.mux.lifecycle.breaker import BreakerState
+from lensmux.daemon.mux.progress import progress_routes, request_progress
+from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
+from lensmux.daemon.mux.requests.pending import Pending
+from lensmux.daemon.mux.views import own_answer
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 

@@ -20,16 +20,18 @@ from anyio.abc import TaskGroup, TaskStatus
 from msgspec import UNSET
 
 from lensmux.adapters.base import AdapterError
-from lensmux.daemon.mux import progress_routes, registrations, server_routing, watched_files, workspace_folders
-from lensmux.daemon.mux.answers import fail_pending, timeout_task
-from lensmux.daemon.mux.deadlines import next_idle_check
-from lensmux.daemon.mux.diagnostics_nudge import nudge_task
+from lensmux.daemon.mux import server_routing
+from lensmux.daemon.mux.diagnostics.diagnostics_nudge import nudge_task
+from lensmux.daemon.mux.documents.positions import ANNOUNCED_ENCODING, negotiated_encoding
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
-from lensmux.daemon.mux.memory_watch import memory_task
-from lensmux.daemon.mux.pending import Pending
-from lensmux.daemon.mux.positions import ANNOUNCED_ENCODING, negotiated_encoding
-from lensmux.daemon.mux.process import SpawnFailed
-from lensmux.daemon.mux.server_link import ServerLink
+from lensmux.daemon.mux.lifecycle.memory_watch import memory_task
+from lensmux.daemon.mux.lifecycle.process import SpawnFailed
+from lensmux.daemon.mux.lifecycle.server_link import ServerLink
+from lensmux.daemon.mux.progress import progress_routes
+from lensmux.daemon.mux.requests.answers import fail_pending, timeout_task
+from lensmux.daemon.mux.requests.deadlines import next_idle_check
+from lensmux.daemon.mux.requests.pending import Pending
+from lensmux.daemon.mux.workspace import registrations, watched_files, workspace_folders
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.framing import WireError
 
@@ -255,7 +257,7 @@ class Supervisor:
     async def _disk_watch_task(self) -> None:
         """Invalidate cached answers when files change on disk under the root, and tell
         a server that watches files what no client tells it."""
-        from lensmux.daemon.mux.diskwatch import watch_changes
+        from lensmux.daemon.mux.workspace.diskwatch import watch_changes
 
         inst = self.instance
         try:

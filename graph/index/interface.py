@@ -20,7 +20,7 @@ assertions against each store):
   graph/index/sqlite/schema.py `BM25_WEIGHTS`; vector scores are cosine similarity.
   A second store must rank like the embedded one (issue 24: within 0.01 MRR@10), so
   it computes BM25, not its engine's own rank function.
-- **Keyword expressions** (`fts_search`) are built by graph/search/query_text.py and
+- **Keyword expressions** (`fts_search`) are built by graph/search/candidates/query_text.py and
   graph/index/identifiers.py only, in this grammar: terms joined by ` OR `, each a
   double-quoted lower-case word (`""` escapes a quote), optionally followed by `*` for
   a prefix match. This is FTS5's syntax restricted to what lensmux emits, so the

@@ -9,6 +9,7 @@ The daemon's entry points:
 - ``learn_round(index, gateway, config, after=..., limit=...) -> LearnRound`` (when servers are quiet)
 """
 
+from lensmux.graph.search.answer.context import AssembledContext, ContextFormat, ContextSource, assemble_context
 from lensmux.graph.search.api import (
     ClusterResult,
     Overrides,
@@ -23,7 +24,6 @@ from lensmux.graph.search.api import (
     select_root,
 )
 from lensmux.graph.search.config import EdgeWeights, EmbedQuery, FusionWeights, SearchConfig, Weights
-from lensmux.graph.search.context import AssembledContext, ContextFormat, ContextSource, assemble_context
 from lensmux.graph.search.engine import HybridSearchEngine, SearchIndex
 from lensmux.graph.search.errors import (
     BadSearchRequest,

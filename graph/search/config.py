@@ -84,7 +84,7 @@ class FusionWeights:
     keyword: float = 0.5
     keyword_c: float = 2.5
     # The keyword side is scaled by (share of the query's words its best hits contain) ** coverage;
-    # 0 turns this off (graph/search/coverage.py).
+    # 0 turns this off (graph/search/candidates/coverage.py).
     coverage: float = 1.0
     # The keyword side is scaled by min(1, the query's best BM25 / strength): a best keyword
     # hit that matched only common words (a low BM25 in absolute terms) counts for less than

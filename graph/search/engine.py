@@ -21,7 +21,9 @@ from typing import Protocol
 import anyio.to_thread
 
 from lensmux.graph.index import IndexReader, IndexStoreError, RootNotIndexed, VectorReader
-from lensmux.graph.search.anchors import TIER_SYMBOL
+from lensmux.graph.search.answer.context import qualified_name
+from lensmux.graph.search.answer.neighbours import fill
+from lensmux.graph.search.answer.rerank import Scores, rerank
 from lensmux.graph.search.api import (
     ClusterResult,
     Position,
@@ -31,17 +33,15 @@ from lensmux.graph.search.api import (
     StageTiming,
     SymbolResult,
 )
+from lensmux.graph.search.candidates.anchors import TIER_SYMBOL
+from lensmux.graph.search.candidates.seeds import SeedSet, collect_seeds
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.config import EmbedQuery, QueryContext, QuerySettings, SearchConfig
-from lensmux.graph.search.context import qualified_name
 from lensmux.graph.search.errors import RootNotReady, SearchFailed
-from lensmux.graph.search.expand import Expansion, expand
+from lensmux.graph.search.expansion.expand import Expansion, expand
+from lensmux.graph.search.expansion.graph import Clustering, build_graph, cluster, containment
+from lensmux.graph.search.expansion.memory import GraphMemory
 from lensmux.graph.search.gateway import LspCalls, LspGateway
-from lensmux.graph.search.graph import Clustering, build_graph, cluster, containment
-from lensmux.graph.search.memory import GraphMemory
-from lensmux.graph.search.neighbours import fill
-from lensmux.graph.search.rerank import Scores, rerank
-from lensmux.graph.search.seeds import SeedSet, collect_seeds
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ import anyio.to_thread
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.config import SearchConfig
 from lensmux.graph.search.engine import SearchIndex
-from lensmux.graph.search.expand import ask_about
+from lensmux.graph.search.expansion.expand import ask_about
+from lensmux.graph.search.expansion.memory import GraphMemory
 from lensmux.graph.search.gateway import LspCalls, LspGateway
-from lensmux.graph.search.memory import GraphMemory
 
 __all__ = ["LearnRound", "learn_round"]
 

@@ -8,14 +8,14 @@ from typing import Any
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux.cache import ResponseCache
-from lensmux.daemon.mux.diagnostics import DiagnosticsStore
-from lensmux.daemon.mux.documents import DocumentStore
-from lensmux.daemon.mux.pending import PendingTable
-from lensmux.daemon.mux.prologue import Prologue
-from lensmux.daemon.mux.registrations import RegistrationTable
-from lensmux.daemon.mux.request_progress import ShownProgress
-from lensmux.daemon.mux.warmup import Warmup
+from lensmux.daemon.mux.diagnostics.diagnostics import DiagnosticsStore
+from lensmux.daemon.mux.documents.documents import DocumentStore
+from lensmux.daemon.mux.lifecycle.warmup import Warmup
+from lensmux.daemon.mux.progress.prologue import Prologue
+from lensmux.daemon.mux.progress.request_progress import ShownProgress
+from lensmux.daemon.mux.requests.cache import ResponseCache
+from lensmux.daemon.mux.requests.pending import PendingTable
+from lensmux.daemon.mux.workspace.registrations import RegistrationTable
 
 
 class FakeClock:

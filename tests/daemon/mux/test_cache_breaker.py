@@ -5,8 +5,8 @@ from __future__ import annotations
 from daemon.mux.mux_stubs import FakeClock
 
 from lensmux.daemon.config import BreakerConfig
-from lensmux.daemon.mux.breaker import BreakerState, CircuitBreaker
-from lensmux.daemon.mux.cache import ResponseCache
+from lensmux.daemon.mux.lifecycle.breaker import BreakerState, CircuitBreaker
+from lensmux.daemon.mux.requests.cache import ResponseCache
 
 
 def _refs(uri: str, line: int = 0) -> dict[str, object]:

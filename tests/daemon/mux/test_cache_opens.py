@@ -13,7 +13,7 @@ from msgspec import Raw
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
 from lensmux.daemon.mux import server_routing
-from lensmux.daemon.mux.documents import INTERNAL_HOLDER
+from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance, InstanceKey
 from lensmux.daemon.wire.envelope import Envelope
 

@@ -8,8 +8,8 @@ import pytest
 
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
-from lensmux.daemon.mux.cancel_shield import cancel_at_server
 from lensmux.daemon.mux.instance import Instance, InstanceKey
+from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
 
 pytestmark = [pytest.mark.anyio]
 

@@ -10,7 +10,7 @@ from daemon.mux.mux_stubs import StubInstance, stub
 
 from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import diagnostic_wording, diagnostics
+from lensmux.daemon.mux.diagnostics import diagnostic_wording, diagnostics
 from lensmux.daemon.wire import envelope as ev
 
 EGLOT = {"textDocument": {"publishDiagnostics": {"relatedInformation": False}}}

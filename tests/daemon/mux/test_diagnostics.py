@@ -6,8 +6,8 @@ from typing import Any
 
 from daemon.mux.mux_stubs import PULL, PUSH, StubInstance, stub
 
-from lensmux.daemon.mux import diagnostics, diagnostics_pull
-from lensmux.daemon.mux.client_view import _shape
+from lensmux.daemon.mux.diagnostics import diagnostics, diagnostics_pull
+from lensmux.daemon.mux.views.client_view import _shape
 from lensmux.daemon.wire import envelope as ev
 
 URI = "file:///p/a.py"

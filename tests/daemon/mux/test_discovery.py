@@ -1,4 +1,4 @@
-"""What waits for pyright's discovery of its workspace, and until when (daemon/mux/discovery.py)."""
+"""What waits for pyright's discovery of its workspace, and until when (daemon/mux/lifecycle/discovery.py)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from lensmux.adapters.base import Adapter
 from lensmux.adapters.registry import adapter_for
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import load_config
-from lensmux.daemon.mux.cache import ResponseCache
-from lensmux.daemon.mux.discovery import DiscoveryGate
-from lensmux.daemon.mux.warmup import Warmup
+from lensmux.daemon.mux.lifecycle.discovery import DiscoveryGate
+from lensmux.daemon.mux.lifecycle.warmup import Warmup
+from lensmux.daemon.mux.requests.cache import ResponseCache
 
 pytestmark = [pytest.mark.anyio]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lensmux.daemon.mux.documents import DocumentStore
+from lensmux.daemon.mux.documents.documents import DocumentStore
 
 URI = "file:///p/a.c"
 

@@ -11,8 +11,8 @@ from daemon.mux.mux_stubs import StubInstance, stub
 
 from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import index_scope
-from lensmux.daemon.mux.documents import DocumentStore
+from lensmux.daemon.mux.documents.documents import DocumentStore
+from lensmux.daemon.mux.views import index_scope
 
 REFS = "textDocument/references"
 

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from lensmux.daemon.mux.memory_watch import group_rss
+from lensmux.daemon.mux.lifecycle.memory_watch import group_rss
 
 
 def test_group_rss_counts_every_process_of_the_group() -> None:

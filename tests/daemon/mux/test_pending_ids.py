@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.daemon.mux.pending import PendingTable
+from lensmux.daemon.mux.requests.pending import PendingTable
 
 
 class _Client:

@@ -9,10 +9,10 @@ import pytest
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux.client_view import _shape
-from lensmux.daemon.mux.documents import DocumentStore
-from lensmux.daemon.mux.positions import negotiated_encoding
-from lensmux.daemon.mux.textedit import apply_changes, position_at
+from lensmux.daemon.mux.documents.documents import DocumentStore
+from lensmux.daemon.mux.documents.positions import negotiated_encoding
+from lensmux.daemon.mux.documents.textedit import apply_changes, position_at
+from lensmux.daemon.mux.views.client_view import _shape
 
 URI = "file:///p/a.c"
 LINE = "/* é😀 */ int first;"

@@ -15,7 +15,8 @@ from daemon.mux.mux_stubs import StubInstance, stub
 from lensmux.adapters.clangd import ClangdAdapter
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import request_progress, server_requests, server_routing
+from lensmux.daemon.mux import server_requests, server_routing
+from lensmux.daemon.mux.progress import request_progress
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope
 

@@ -10,7 +10,7 @@ from daemon.mux.mux_stubs import StubClient
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux.prologue import MAX_NOTIFICATIONS, CreateToken, Greeting, Prologue
+from lensmux.daemon.mux.progress.prologue import MAX_NOTIFICATIONS, CreateToken, Greeting, Prologue
 from lensmux.daemon.wire import envelope as ev
 
 PYRIGHT = PyrightAdapter(ServerConfig(name="pyright", command="pyright-langserver"))

@@ -11,8 +11,9 @@ from msgspec import Raw
 
 from lensmux.adapters.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.mux import diagnostics, diagnostics_nudge, registrations
-from lensmux.daemon.mux.client_view import initialize_result_for
+from lensmux.daemon.mux.diagnostics import diagnostics, diagnostics_nudge
+from lensmux.daemon.mux.views.client_view import initialize_result_for
+from lensmux.daemon.mux.workspace import registrations
 from lensmux.daemon.wire import envelope as ev
 
 URI = "file:///p/a.py"

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from daemon.mux.mux_stubs import PULL, PUSH, WATCHER, StubInstance, stub
 
-from lensmux.daemon.mux import registrations, server_requests
+from lensmux.daemon.mux import server_requests
+from lensmux.daemon.mux.workspace import registrations
 from lensmux.daemon.wire import envelope as ev
 
 pytestmark = pytest.mark.anyio

@@ -9,8 +9,8 @@ import pytest
 from daemon.mux.mux_stubs import StubInstance, stub
 
 from lensmux.daemon.mux import server_requests
-from lensmux.daemon.mux.client_caps import hover_format
-from lensmux.daemon.mux.result_shape import flat_symbols, shape_result, snippet_text
+from lensmux.daemon.mux.clients.client_caps import hover_format
+from lensmux.daemon.mux.views.result_shape import flat_symbols, shape_result, snippet_text
 from lensmux.daemon.wire import envelope as ev
 
 pytestmark = pytest.mark.anyio

@@ -8,10 +8,10 @@ from typing import Any
 import msgspec
 import pytest
 
-from lensmux.daemon.mux.documents import DocumentStore
-from lensmux.daemon.mux.edits import client_versions, renumber_result, stale_documents
-from lensmux.daemon.mux.pending import PendingTable
+from lensmux.daemon.mux.documents.documents import DocumentStore
+from lensmux.daemon.mux.requests.pending import PendingTable
 from lensmux.daemon.mux.server_request_owner import find_cause, route
+from lensmux.daemon.mux.views.edits import client_versions, renumber_result, stale_documents
 from lensmux.daemon.wire import envelope as ev
 
 URI = "file:///p/a.c"

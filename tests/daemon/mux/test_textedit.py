@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.daemon.mux.textedit import apply_changes, position_at
+from lensmux.daemon.mux.documents.textedit import apply_changes, position_at
 
 
 def _rng(l1: int, c1: int, l2: int, c2: int) -> dict[str, Any]:

@@ -10,8 +10,8 @@ from lensmux.adapters.base import Adapter
 from lensmux.adapters.registry import adapter_for
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.config import load_config
-from lensmux.daemon.mux.cache import CacheKey, ResponseCache
-from lensmux.daemon.mux.warmup import Warmup
+from lensmux.daemon.mux.lifecycle.warmup import Warmup
+from lensmux.daemon.mux.requests.cache import CacheKey, ResponseCache
 
 
 def _refs_key(cache: ResponseCache) -> CacheKey:

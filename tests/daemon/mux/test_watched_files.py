@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from daemon.mux.mux_stubs import WATCHER, StubInstance, stub
 
-from lensmux.daemon.mux import registrations, watched_files
+from lensmux.daemon.mux.workspace import registrations, watched_files
 
 pytestmark = pytest.mark.anyio
 

@@ -22,7 +22,7 @@ from lensmux.graph.index import Indexer, IndexReader, VectorReader
 from lensmux.graph.index.interface import KeywordTerm, keyword_terms
 from lensmux.graph.index.postgres.publish import copy_files, publish
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.search.query_text import keyword_expression
+from lensmux.graph.search.candidates.query_text import keyword_expression
 
 pytestmark = pytest.mark.anyio
 

@@ -17,7 +17,7 @@ from support.projects import write_files
 from lensmux.graph.index import Indexer, IndexReader
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.search.query_text import keyword_expression
+from lensmux.graph.search.candidates.query_text import keyword_expression
 
 pytestmark = pytest.mark.anyio
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lensmux.graph.search.reasons import describe_reason, describe_reasons
+from lensmux.graph.search.answer.reasons import describe_reason, describe_reasons
 
 
 def test_each_reason_form_reads_as_words() -> None:

@@ -18,7 +18,7 @@ from lensmux.graph.search import (
     SymbolResult,
     assemble_context,
 )
-from lensmux.graph.search.context import FORMATS, ContextFormat
+from lensmux.graph.search.answer.context import FORMATS, ContextFormat
 
 pytestmark = pytest.mark.anyio
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lensmux.graph.search.coverage import coverage
-from lensmux.graph.search.seeds import query_words
+from lensmux.graph.search.candidates.coverage import coverage
+from lensmux.graph.search.candidates.seeds import query_words
 
 HEADERS = "def headers_as_dict(response):\n    return dict(response.headers)\n"
 READABLE = "def is_readable(filename):\n    return os.path.isfile(filename) and os.access(filename, os.R_OK)\n"

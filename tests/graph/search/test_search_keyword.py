@@ -8,8 +8,8 @@ import pytest
 from search_projects import UPLOADER, indexed
 
 from lensmux.graph.index import Indexer
-from lensmux.graph.search.anchors import Mention, extract_mentions
-from lensmux.graph.search.seeds import keyword_expression
+from lensmux.graph.search.candidates.anchors import Mention, extract_mentions
+from lensmux.graph.search.candidates.seeds import keyword_expression
 
 pytestmark = pytest.mark.anyio
 

@@ -6,9 +6,9 @@ import dataclasses
 
 from lensmux.graph.index import LspRange
 from lensmux.graph.search import FusionWeights, SearchConfig
-from lensmux.graph.search.anchors import AnchorSet
+from lensmux.graph.search.candidates.anchors import AnchorSet
+from lensmux.graph.search.candidates.seeds import _fuse, _SourceHits
 from lensmux.graph.search.catalog import Node
-from lensmux.graph.search.seeds import _fuse, _SourceHits
 
 _SPAN = LspRange(0, 0, 3, 0)
 

@@ -15,7 +15,8 @@ from search_projects import UPLOADER, indexed
 from lensmux.graph.index import Indexer, LspRange
 from lensmux.graph.search import HybridSearchEngine, SearchConfig, SearchRequest
 from lensmux.graph.search import ranker as ranker_module
-from lensmux.graph.search.anchors import TIER_SYMBOL, AnchorSet
+from lensmux.graph.search.candidates.anchors import TIER_SYMBOL, AnchorSet
+from lensmux.graph.search.candidates.seeds import _fuse, _SourceHits, query_words
 from lensmux.graph.search.catalog import Node
 from lensmux.graph.search.ranker import (
     FEATURES,
@@ -30,7 +31,6 @@ from lensmux.graph.search.ranker import (
     load_weights,
     shipped_model,
 )
-from lensmux.graph.search.seeds import _fuse, _SourceHits, query_words
 
 _COL = {name: i for i, name in enumerate(FEATURES)}
 

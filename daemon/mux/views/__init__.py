@@ -1,0 +1,1 @@
+"""The shared server's answers in each client's own terms: InitializeResult, capabilities, versions, opens."""
