@@ -86,6 +86,8 @@ class TeamStore:
             exact_below=exact_below,
             mask=store.mask,
         )
+        # write_files() stores chunks' vectors with their rows, past SnapshotVectors.add().
+        store.clear_also(vectors.forget)
         return store, vectors
 
     def nearest_published(self, root: Path, model_id: str) -> Snapshot | None:
