@@ -65,7 +65,7 @@ class TeamStore:
             raise IndexSchemaMismatch(f"team store schema is {found}, lensmux needs {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        """Stop the watchdog and close both connections."""
+        """Stop the watchdog and close the connections: at once those no thread holds, each other by its holder."""
         self._closing.set()
         if self._watchdog is not threading.current_thread():
             self._watchdog.join()
