@@ -30,7 +30,8 @@ WRITER_ROLE = "lensmux_writer"
 # term is one range of the (snapshot, term) index. That index carries every column the BM25
 # query reads (repo too, which row-level security checks), so after a publish's VACUUM the
 # query reads only the index, not a heap page per posting (keyword.py); it replaced the
-# plain postings_by_term, dropped here.
+# plain postings_by_term, dropped here after the new one is built (a DROP locks out readers
+# until the migration commits: last, that is a moment, not the build).
 DDL = """
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE SCHEMA IF NOT EXISTS lensmux;
@@ -121,9 +122,9 @@ CREATE TABLE IF NOT EXISTS lensmux.postings (
     tf_body integer NOT NULL,
     terms integer NOT NULL
 );
-DROP INDEX IF EXISTS lensmux.postings_by_term;
 CREATE INDEX IF NOT EXISTS postings_by_term_covering ON lensmux.postings(snapshot, term)
     INCLUDE (chunk_id, tf_names, tf_path, tf_body, terms, repo);
+DROP INDEX IF EXISTS lensmux.postings_by_term;
 CREATE INDEX IF NOT EXISTS postings_by_chunk ON lensmux.postings(chunk_id);
 CREATE TABLE IF NOT EXISTS lensmux.learned (
     symbol_id bigint PRIMARY KEY REFERENCES lensmux.symbols(id) ON DELETE CASCADE,
