@@ -66,19 +66,23 @@ class Connection:
     With several (readers), a search's keyword and vector questions, which the engine asks
     from two worker threads at once, run side by side at the server instead of in turn.
     A thread that already holds one gets the same one again (re-entrant: a publisher holds
-    one transaction around the writes of a whole snapshot).
+    one transaction around the writes of a whole snapshot). close() never frees a connection
+    a thread holds (libpq's connection is not safe to free under a thread using it): the
+    holder closes it when it gives it back.
     """
 
     def __init__(self, *conns: psycopg.Connection[Any], limit_s: float | None = None) -> None:
         """`limit_s`: how long one use() may hold a connection before interrupt_stalled() gives it up."""
         self._all = list(conns)
-        self._free: queue.SimpleQueue[psycopg.Connection[Any]] = queue.SimpleQueue()
+        # None, once closed: tells a waiting use() there is nothing more to take.
+        self._free: queue.SimpleQueue[psycopg.Connection[Any] | None] = queue.SimpleQueue()
         for conn in conns:
             self._free.put(conn)
         self._held = threading.local()
         self._limit_s = limit_s
         self._lock = threading.Lock()
         self._since: dict[int, float] = {}  # id(connection) -> when a thread took it
+        self._closed = False  # set by close(), under _lock
 
     @contextlib.contextmanager
     def use(self, what: str) -> Iterator[psycopg.Connection[Any]]:
@@ -88,7 +92,11 @@ class Connection:
             with translate_errors(what):
                 yield held
             return
-        conn = self._free.get()
+        taken = self._free.get()
+        if taken is None:  # close() woke this waiter: there is nothing left to take
+            self._free.put(None)
+            raise StoreUnreachable(f"{what}: the team store's connections are closed")
+        conn = taken
         self._held.conn = conn
         with self._lock:
             self._since[id(conn)] = time.monotonic()
@@ -96,10 +104,14 @@ class Connection:
             with translate_errors(what):
                 yield conn
         finally:
+            self._held.conn = None
             with self._lock:
                 self._since.pop(id(conn), None)
-            self._held.conn = None
-            self._free.put(conn)
+                closed = self._closed
+                if not closed:
+                    self._free.put(conn)
+            if closed:
+                conn.close()  # close() came while this thread held it
 
     def interrupt_stalled(self, now: float) -> int:
         """Shut down the socket of every connection held longer than limit_s; how many.
@@ -123,8 +135,26 @@ class Connection:
             yield conn
 
     def close(self) -> None:
-        """Close every connection (call when no thread uses them)."""
-        for conn in self._all:
+        """Close every free connection now, and each held one when its thread gives it back; never blocks.
+
+        Any thread may call it, while others use connections (the daemon detaches a root on
+        its event loop while a search's worker thread reads): a later use() fails as
+        StoreUnreachable instead of waiting.
+        """
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            free: list[psycopg.Connection[Any]] = []
+            while True:
+                try:
+                    conn = self._free.get_nowait()
+                except queue.Empty:
+                    break
+                if conn is not None:
+                    free.append(conn)
+            self._free.put(None)
+        for conn in free:
             conn.close()
 
 

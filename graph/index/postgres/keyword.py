@@ -3,7 +3,10 @@
 One query: every term of the expression reads its range of the (snapshot, term) index (a
 prefix term the range of words it begins), the frequencies are weighted per column with
 graph/index/sqlite/schema.py BM25_WEIGHTS (the contract's weights), and the IDF and length
-normalisation come from the snapshot's row and token counts.
+normalisation come from the snapshot's row and token counts. A chunk's terms are added in
+the expression's order, as FTS5 adds its phrases: a sum in the order the plan happens to
+deliver rows differs in the last bits between plans (a parallel one, an index-only scan),
+and so breaks equal scores differently; in this order a score does not depend on the plan.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def bm25(
         "   CASE WHEN ln((stats.rows - df.n + 0.5) / (df.n + 0.5)) > 0"
         "          THEN ln((stats.rows - df.n + 0.5) / (df.n + 0.5)) ELSE {floor} END"
         "   * (freq.f * ({k1} + 1.0)) / (freq.f + {k1} * (1.0 - {b} + {b} * freq.len / stats.avgdl))"
-        " ) AS score"
+        " ORDER BY i) AS score"
         " FROM freq JOIN df USING (i) CROSS JOIN stats WHERE NOT (freq.chunk_id = ANY(%s))"
         " GROUP BY freq.chunk_id ORDER BY score DESC, freq.chunk_id LIMIT %s"
     ).format(

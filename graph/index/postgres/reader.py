@@ -7,7 +7,7 @@ connected role was granted.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,11 +53,19 @@ class SnapshotQueries:
         self._chunk_cache: Lru[int, ChunkRecord] = Lru(8_192)
         self._symbol_chunk_cache: Lru[int, list[ChunkRecord]] = Lru(8_192)
         self._file_cache: Lru[str | None, FileRecord | None] = Lru(8_192)
+        # What else keeps something of the snapshot's rows (its vectors' count and matrix, store.py).
+        self._also_clear: list[Callable[[], None]] = []
 
     def clear_caches(self) -> None:
-        """Forget every cached record (after a write)."""
+        """Forget every cached record (after a write), here and in whatever clear_also() named."""
         for cache in (self._symbol_cache, self._chunk_cache, self._symbol_chunk_cache, self._file_cache):
             cache.clear()
+        for clear in self._also_clear:
+            clear()
+
+    def clear_also(self, clear: Callable[[], None]) -> None:
+        """Call clear() whenever this store's caches are cleared: a write of files changes the vectors too."""
+        self._also_clear.append(clear)
 
     def set_mask(self, paths: Collection[str]) -> None:
         """Answer from now on as if the files at these paths were not stored (graph/index/team/overlay.py)."""

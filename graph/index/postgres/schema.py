@@ -8,7 +8,9 @@ repositories granted to it (`lensmux.grants`); readers need SELECT only, publish
 granted `write` on the repository.
 
 Apply with `migrate(conn)` (idempotent, as a role that may create the schema); bump
-SCHEMA_VERSION on any change to DDL.
+SCHEMA_VERSION on any change to DDL that code of another version would read or write
+differently (tables, columns, constraints, policies); an index only makes statements faster
+or slower, so it is created or dropped here without a bump.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ WRITER_ROLE = "lensmux_writer"
 
 # Ids come from bigserial sequences and are never reused: a chunk id is also the label its
 # vector is searched by, as in the embedded store. `term` is in the C collation so a prefix
-# term is one range of the (snapshot, term) index.
+# term is one range of the (snapshot, term) index. That index carries every column the BM25
+# query reads (repo too, which row-level security checks), so after a publish's VACUUM the
+# query reads only the index, not a heap page per posting (keyword.py); it replaced the
+# plain postings_by_term, dropped here after the new one is built (a DROP locks out readers
+# until the migration commits: last, that is a moment, not the build).
 DDL = """
 CREATE EXTENSION IF NOT EXISTS vector;
 CREATE SCHEMA IF NOT EXISTS lensmux;
@@ -116,7 +122,9 @@ CREATE TABLE IF NOT EXISTS lensmux.postings (
     tf_body integer NOT NULL,
     terms integer NOT NULL
 );
-CREATE INDEX IF NOT EXISTS postings_by_term ON lensmux.postings(snapshot, term);
+CREATE INDEX IF NOT EXISTS postings_by_term_covering ON lensmux.postings(snapshot, term)
+    INCLUDE (chunk_id, tf_names, tf_path, tf_body, terms, repo);
+DROP INDEX IF EXISTS lensmux.postings_by_term;
 CREATE INDEX IF NOT EXISTS postings_by_chunk ON lensmux.postings(chunk_id);
 CREATE TABLE IF NOT EXISTS lensmux.learned (
     symbol_id bigint PRIMARY KEY REFERENCES lensmux.symbols(id) ON DELETE CASCADE,

@@ -65,7 +65,7 @@ class TeamStore:
             raise IndexSchemaMismatch(f"team store schema is {found}, lensmux needs {SCHEMA_VERSION}")
 
     def close(self) -> None:
-        """Stop the watchdog and close both connections."""
+        """Stop the watchdog and close the connections: at once those no thread holds, each other by its holder."""
         self._closing.set()
         if self._watchdog is not threading.current_thread():
             self._watchdog.join()
@@ -86,6 +86,8 @@ class TeamStore:
             exact_below=exact_below,
             mask=store.mask,
         )
+        # write_files() stores chunks' vectors with their rows, past SnapshotVectors.add().
+        store.clear_also(vectors.forget)
         return store, vectors
 
     def nearest_published(self, root: Path, model_id: str) -> Snapshot | None:

@@ -63,19 +63,32 @@ class SnapshotVectors:
         # As the embedded store (sqlite/vectors.py): up to this many vectors a search is exact
         # (graph/index/exact.py), so both stores give the same list for the same vectors.
         self.exact_below = exact_below
-        self._count: int | None = None  # vectors in the snapshot; None once add/remove changed it
+        # Vectors in the snapshot, counted once: the search asks before every question, and a
+        # published snapshot does not change. None until counted, and again after any write
+        # (add/remove here, or the snapshot store's write of files: forget()).
+        self._count: int | None = None
         # (ids ascending, their vectors) for the exact search; None until read or once changed.
         self._matrix: tuple[npt.NDArray[numpy.int64], npt.NDArray[numpy.float32]] | None = None
-        self._matrix_lock = threading.Lock()
+        # Held while reading either, so a forget() after a write never lands before a read it outdated.
+        self._matrix_lock = threading.RLock()
         self._reader = reader
         self._writer = writer
 
     def __len__(self) -> int:
-        with self._reader.use("count vectors") as conn:
-            row = conn.execute(
-                "SELECT count(*) FROM lensmux.chunks WHERE snapshot = %s AND embedding IS NOT NULL", (self.snapshot,)
-            ).fetchone()
-        return int(row[0]) if row else 0
+        with self._matrix_lock:
+            if self._count is None:
+                with self._reader.use("count vectors") as conn:
+                    row = conn.execute(
+                        "SELECT count(*) FROM lensmux.chunks WHERE snapshot = %s AND embedding IS NOT NULL",
+                        (self.snapshot,),
+                    ).fetchone()
+                self._count = int(row[0]) if row else 0
+            return self._count
+
+    def forget(self) -> None:
+        """Drop the count and the matrix read for the exact search (the snapshot's rows changed)."""
+        with self._matrix_lock:
+            self._count, self._matrix = None, None
 
     def __contains__(self, label: object) -> bool:
         if not isinstance(label, int):
@@ -123,9 +136,7 @@ class SnapshotVectors:
         """
         with self._matrix_lock:
             if self._matrix is None:
-                if self._count is None:
-                    self._count = len(self)
-                if self._count > self.exact_below:
+                if len(self) > self.exact_below:
                     return None
                 with self._reader.use("read vectors") as conn:
                     rows = conn.execute(
@@ -148,26 +159,30 @@ class SnapshotVectors:
         if not ids:
             return
         data = normalised(numpy.asarray(vectors, dtype=numpy.float32).reshape(len(ids), self.dim))
-        self._count, self._matrix = None, None
-        with self._writer.transaction("add vectors") as conn, conn.cursor() as cur:
-            cur.executemany(
-                "UPDATE lensmux.chunks SET embedding = %s::vector WHERE snapshot = %s AND id = %s",
-                [(vector_text(row), self.snapshot, i) for i, row in zip(ids, data, strict=True)],
-            )
+        try:
+            with self._writer.transaction("add vectors") as conn, conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE lensmux.chunks SET embedding = %s::vector WHERE snapshot = %s AND id = %s",
+                    [(vector_text(row), self.snapshot, i) for i, row in zip(ids, data, strict=True)],
+                )
+        finally:
+            self.forget()
 
     def remove(self, labels: Iterable[int]) -> int:
         """Forget labels; unknown ones are ignored. Returns how many were stored."""
         ids = [int(i) for i in labels]
         if not ids:
             return 0
-        self._count, self._matrix = None, None
-        with self._writer.transaction("remove vectors") as conn:
-            cur = conn.execute(
-                "UPDATE lensmux.chunks SET embedding = NULL WHERE snapshot = %s AND id = ANY(%s)"
-                " AND embedding IS NOT NULL",
-                (self.snapshot, ids),
-            )
-            return cur.rowcount
+        try:
+            with self._writer.transaction("remove vectors") as conn:
+                cur = conn.execute(
+                    "UPDATE lensmux.chunks SET embedding = NULL WHERE snapshot = %s AND id = ANY(%s)"
+                    " AND embedding IS NOT NULL",
+                    (self.snapshot, ids),
+                )
+                return cur.rowcount
+        finally:
+            self.forget()
 
     def vectors(self, labels: Iterable[int]) -> dict[int, npt.NDArray[numpy.float32]]:
         """Stored (normalised) vectors of the labels among those given."""

@@ -178,6 +178,24 @@ async def test_ids_of_a_rewritten_file_are_gone_without_errors(opened: Opened) -
     assert [c.name for c in store.chunks_in_file("pkg/network.py")] == ["transmit"]
 
 
+async def test_vectors_follow_a_rewrite_of_files(opened: Opened) -> None:
+    # The team store keeps a snapshot's vector count and its exact-search matrix after the
+    # first read; a write of files (which stores the chunks' vectors with their rows) must drop both.
+    store, vectors = opened.reader, opened.vectors
+    question = FakeEmbedder().embed_query("def transmit(frame): return frame")
+    before = len(vectors)
+    old = {c.id for c in store.chunks_in_file("pkg/network.py")}
+    assert {i for i, _ in vectors.search(question, before)} >= old
+    await opened.rewrite(
+        "pkg/network.py", "def transmit(frame):\n    return frame\n\n\ndef receive(frame):\n    return frame\n\n\n"
+        "def relay(frame):\n    return transmit(receive(frame))\n"
+    )  # fmt: skip
+    new = {c.id for c in store.chunks_in_file("pkg/network.py")}
+    assert len(vectors) == before - len(old) + len(new)
+    found = {i for i, _ in vectors.search(question, len(vectors))}
+    assert found >= new and not found & (old - new)
+
+
 async def test_learned_relations_of_an_older_generation_are_refused(opened: Opened) -> None:
     store = opened.reader
     [send] = [s for s in store.lookup_symbols("send") if s.path == "pkg/network.py"]

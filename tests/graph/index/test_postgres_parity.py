@@ -8,14 +8,18 @@ line and name).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+import psycopg
 import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexReader
-from lensmux.graph.index.postgres.publish import publish
+from lensmux.graph.index.postgres import keyword
+from lensmux.graph.index.postgres.publish import Published, publish
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.search.candidates.query_text import keyword_expression
 
@@ -67,26 +71,64 @@ def _by_score(ranked: list[tuple[float, tuple[str, int, str]]]) -> list[tuple[fl
     return out
 
 
-async def test_keyword_ranking_and_scores_match_the_embedded_store(tmp_path: Path, team_database: str) -> None:
+@asynccontextmanager
+async def _published(tmp_path: Path, team_database: str) -> AsyncIterator[tuple[Indexer, TeamStore, Published]]:
+    """TREE indexed by the embedded store, and published as it is."""
     root = write_files(tmp_path / "repo", TREE)
     embedder = FakeEmbedder()
     team = TeamStore(team_database)
     try:
         async with Indexer(root, tmp_path / "state", embedder, FakeSymbolSource()) as ix:
             await ix.index_all()
-            published = publish(
-                team, root, ix.store, ix.vectors, repo="r", commit="c", model_id=ix.model_id, dim=embedder.dim
-            )
-            store, _ = team.open(root, published.snapshot)
-            assert published.chunks == ix.store.counts().chunks
-            compared = 0
-            for query in QUERIES:
-                expression = keyword_expression(query)
-                assert expression is not None
-                embedded, shared = _ranked(ix.store, expression), _ranked(store, expression)
-                assert [s for s, _ in shared] == pytest.approx([s for s, _ in embedded], rel=1e-9), query
-                assert _by_score(shared) == _by_score(embedded), query
-                compared += len(embedded)
-            assert compared > 100, "the queries must reach many chunks to compare"
+            done = publish(team, root, ix.store, ix.vectors, repo="r", commit="c", model_id=ix.model_id,
+                           dim=embedder.dim)  # fmt: skip
+            yield ix, team, done
     finally:
         team.close()
+
+
+async def test_keyword_ranking_and_scores_match_the_embedded_store(tmp_path: Path, team_database: str) -> None:
+    async with _published(tmp_path, team_database) as (ix, team, published):
+        store, _ = team.open(ix.root, published.snapshot)
+        assert published.chunks == ix.store.counts().chunks
+        compared = 0
+        for query in QUERIES:
+            expression = keyword_expression(query)
+            assert expression is not None
+            embedded, shared = _ranked(ix.store, expression), _ranked(store, expression)
+            assert [s for s, _ in shared] == pytest.approx([s for s, _ in embedded], rel=1e-9), query
+            assert _by_score(shared) == _by_score(embedded), query
+            compared += len(embedded)
+        assert compared > 100, "the queries must reach many chunks to compare"
+
+
+# Plans the server may choose for the BM25 query, forced: each delivers a chunk's term rows
+# to the final sum in its own order.
+PLANS = {
+    "hash aggregates": [],
+    "sorted aggregates": ["SET enable_hashagg = off"],
+    "parallel": [
+        "SET debug_parallel_query = on",
+        "SET parallel_setup_cost = 0",
+        "SET parallel_tuple_cost = 0",
+        "SET min_parallel_index_scan_size = 0",
+        "SET min_parallel_table_scan_size = 0",
+    ],
+    "no index-only scan": ["SET enable_indexonlyscan = off", "SET enable_hashagg = off"],
+}
+
+
+async def test_keyword_scores_do_not_depend_on_the_plan(tmp_path: Path, team_database: str) -> None:
+    # A chunk's terms are summed in the expression's order (keyword.py): in whatever order a
+    # plan delivered them, the last bits differed between plans and equal scores tied differently.
+    async with _published(tmp_path, team_database) as (_, _, published):
+        expressions = [keyword_expression(q) for q in [*QUERIES, " ".join(QUERIES)]]
+        answers: dict[str, list[list[tuple[int, float]]]] = {}
+        for plan, settings in PLANS.items():
+            with psycopg.connect(team_database, autocommit=True) as conn:
+                for setting in settings:
+                    conn.execute(setting)
+                answers[plan] = [keyword.bm25(conn, published.snapshot.id, e, 60) for e in expressions if e]
+    assert sum(len(a) for a in answers["hash aggregates"]) > 100, "the queries must reach many chunks"
+    for plan in PLANS:
+        assert answers[plan] == answers["hash aggregates"], plan
