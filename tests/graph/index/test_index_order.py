@@ -222,3 +222,59 @@ async def test_while_the_server_is_slow_on_the_focus_nothing_else_is_asked_or_em
         assert symbols.calls == [] and embedder.calls == 0
         symbols.release.set()
     assert "here/mod_9.py" in embedder.texts[0] and len(symbols.calls) == 10
+
+
+def test_within_git_files_and_the_rest_the_languages_take_turns() -> None:
+    # Each language is one server's work: a walk listing all C first must not give clangd every preparer.
+    todo = [
+        WalkedFile(rel, language, 10, 1)
+        for rel, language in (
+            ("c/a.c", "c"), ("c/b.c", "c"), ("c/c.h", "c"), ("docs/x.rst", "restructuredtext"),
+            ("py/m.py", "python"), ("py/n.py", "python"), ("py/o.py", "python"),
+        )
+    ]  # fmt: skip
+    recent = ["c/b.c", "c/a.c", "py/o.py"]
+    taken = [w.rel for w in RunOrder().start(todo, recent)]
+    assert taken == ["c/b.c", "py/o.py", "c/a.c", "c/c.h", "docs/x.rst", "py/m.py", "py/n.py"]
+
+
+def test_a_focus_keeps_its_own_order_whatever_the_languages() -> None:
+    order = RunOrder()
+    order.refocus(Focus(directories=frozenset({"here"})))
+    todo = [WalkedFile(f"here/{n}", "c" if n.endswith(".c") else "python", 10, 1) for n in ("a.c", "b.c", "c.py")]
+    assert [w.rel for w in order.start([*todo, WalkedFile("z.py", "python", 10, 1)], [])] == [
+        "here/a.c", "here/b.c", "here/c.py", "z.py",
+    ]  # fmt: skip
+
+
+class _BusyClangd(FakeSymbolSource):
+    """A C server that answers nothing until the Python server has answered once (both asked at once)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.python_answered = anyio.Event()
+
+    async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
+        if language_id == "c":
+            await self.python_answered.wait()
+            return []
+        answer = await super().document_symbols(path, language_id, text)
+        self.python_answered.set()
+        return answer
+
+
+@pytest.mark.anyio
+async def test_preparers_do_not_all_wait_on_one_server_while_another_has_files(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    (root / "a_c").mkdir(parents=True)
+    for i in range(4):
+        (root / "a_c" / f"f{i}.c").write_text(f"int f{i}(void) {{ return {i}; }}\n")
+    (root / "b_py").mkdir()
+    (root / "b_py" / "mod.py").write_text(module_text(1))
+    symbols = _BusyClangd()
+    config = IndexConfig(symbol_concurrency=2, commit_files=2, commit_chunks=8, embed_batch=8)
+    async with Indexer(root, tmp_path / "store", FakeEmbedder(), symbols, config=config) as ix:
+        # In walk order both preparers would wait on the C server, which waits for the Python one.
+        with anyio.fail_after(20):
+            snapshot = await ix.index_all()
+    assert snapshot.coverage == 1.0 and snapshot.files_done == 5
