@@ -3,12 +3,7 @@
 A search answers while its root is being indexed, from what is committed so far, so a run
 takes first the files a user is most likely to ask about: those open in an editor, those
 under the directory a search ran from, those git says changed lately (uncommitted first,
-then those of the last commits), then the rest in walk order. Within git's files and
-within the rest, the languages take turns (the first file of each, then the second of each...):
-each language is one language server's work, and a tree whose walk (or whose last commits)
-lists one language's files first would otherwise keep every preparer waiting on that one
-server while the others stand idle; measured on a clone of the 100k monorepo, clangd answered
-all its files before pyright got its first. A search that arrives during
+then those of the last commits), then the rest in walk order. A search that arrives during
 the run re-ranks what is left (`RunOrder.refocus`), in memory, without walking the tree
 again. Files keep their batches: the pipeline takes them in this order and writes what is
 ready, as before, except that a file outside the focus is not prepared while focused ones
@@ -19,7 +14,6 @@ ahead, be embedded first, and share the cores with the focused ones.
 
 from __future__ import annotations
 
-import collections
 import heapq
 import itertools
 import logging
@@ -101,10 +95,8 @@ class RunOrder:
     def __init__(self) -> None:
         self._files: dict[str, tuple[int, WalkedFile]] = {}
         self._recent: dict[str, int] = {}
-        # Each file's place among its tier's files of its language (git's or the rest): the turn it takes.
-        self._turn: dict[str, int] = {}
-        self._heap: list[tuple[int, int, int, int, int, str]] = []
-        self._best: dict[str, tuple[int, int, int, int, int, str]] = {}
+        self._heap: list[tuple[int, int, int, int, str]] = []
+        self._best: dict[str, tuple[int, int, int, int, str]] = {}
         self._generation = 0
         self._focus: list[Focus] = []
         self._unwritten: set[str] = set()
@@ -118,7 +110,6 @@ class RunOrder:
         """Begin a run over todo (in walk order) with git's recent files; the files, most urgent first."""
         self._files = {w.rel: (seq, w) for seq, w in enumerate(todo)}
         self._recent = {rel: rank for rank, rel in enumerate(recent)}
-        self._turn = self._turns()
         self._heap, self._best, self._unwritten, self._in_flight = [], {}, set(), set()
         self._focus_in_flight = set()
         self.running = True
@@ -127,15 +118,6 @@ class RunOrder:
         for focus in self._focus:
             self._apply(focus)
         return self._take()
-
-    def _turns(self) -> dict[str, int]:
-        taken: collections.Counter[tuple[int, str]] = collections.Counter()
-        turns = {}
-        for rel in sorted(self._files, key=lambda r: (self._recent.get(r, -1), self._files[r][0])):
-            lane = (RECENT if rel in self._recent else REST, self._files[rel][1].language)
-            turns[rel] = taken[lane]
-            taken[lane] += 1
-        return turns
 
     def preparing(
         self, prepare: Callable[[WalkedFile], Awaitable[T]], hold: FaultHold | None = None
@@ -176,7 +158,7 @@ class RunOrder:
 
     def finish(self) -> None:
         """The run is over; the next one starts from no focus."""
-        self._files, self._heap, self._best, self._focus, self._turn = {}, [], {}, [], {}
+        self._files, self._heap, self._best, self._focus = {}, [], {}, []
         self._unwritten, self._in_flight, self._focus_in_flight = set(), set(), set()
         self._focus_written.set()
         self.running = False
@@ -205,9 +187,7 @@ class RunOrder:
 
     def _push(self, rel: str, tier: int, generation: int) -> None:
         seq = self._files[rel][0]
-        # Open files and searched directories keep their order; git's files and the rest take turns by language.
-        turn = self._turn[rel] if tier >= RECENT else 0
-        key = (tier, -generation, turn, self._recent.get(rel, 0) if tier == RECENT else 0, seq, rel)
+        key = (tier, -generation, self._recent.get(rel, 0) if tier == RECENT else 0, seq, rel)
         self._best[rel] = key
         heapq.heappush(self._heap, key)
 
