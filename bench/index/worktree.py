@@ -50,6 +50,7 @@ from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
 from bench.index.corpus import CORPORA
 from bench.index.monorepo_tree import build as build_monorepo
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
+from bench.stats import group_cpu_seconds, process_cpu_seconds
 
 OUT_DIR = BENCH_OUT / "index"
 OLDER = Sdist("rich", "13.8.1", "8260cda28e3db6bf04d2d1ef4dbc03ba80a824c88b0e7668a0f23126a424844a")
@@ -62,6 +63,7 @@ MONO_QUERY = "parse the headers of an HTTP request"
 GIT = ("git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "init.defaultBranch=main")
 _RUN_LINE = re.compile(
     r"indexed (\d+) files of (\S+) in ([\d.]+) s; model busy ([\d.]+) s, idle ([\d.]+) s \(([\d.]+) s"
+    r"[^)]*\); writing ([\d.]+) s"
 )
 
 
@@ -158,18 +160,32 @@ def _cache(daemon: DaemonProc) -> dict[str, Any]:
 
 
 def _clock(daemon: DaemonProc, root: Path) -> dict[str, float] | None:
-    """The daemon's run clock for `root`'s run: total, model busy and idle, starved (s)."""
+    """The daemon's run clock for `root`'s run: total, model busy and idle, starved, writing (s)."""
     for match in _RUN_LINE.finditer(daemon.log_text()):
         if Path(match.group(2)) == root.resolve():
-            files, total, busy, idle, starved = (float(match.group(i)) for i in (1, 3, 4, 5, 6))
-            return {"files": files, "run_s": total, "model_busy_s": busy, "idle_s": idle, "starved_s": starved}
+            files, total, busy, idle, starved, writing = (float(match.group(i)) for i in (1, 3, 4, 5, 6, 7))
+            return {
+                "files": files,
+                "run_s": total,
+                "model_busy_s": busy,
+                "idle_s": idle,
+                "starved_s": starved,
+                "writing_s": writing,
+            }
     return None
+
+
+def _cpu(daemon: DaemonProc) -> tuple[float, dict[int, float]]:
+    """CPU seconds so far of the daemon, and of each live language server's process group by pid."""
+    servers = {int(i["pid"]): group_cpu_seconds(int(i["pid"])) for i in daemon.instances() if i.get("pid")}
+    return process_cpu_seconds(daemon.proc.pid), servers
 
 
 def _measure(
     daemon: DaemonProc, label: str, root: Path, git: tuple[str, ...] | None, cwd: Path, *, query: str
 ) -> dict[str, Any]:
     before = _cache(daemon)
+    cpu_before = _cpu(daemon)
     started = time.perf_counter()
     if git is not None:
         _git(*git, cwd=cwd)
@@ -179,6 +195,9 @@ def _measure(
     answer = _search(daemon, root, query)
     total = time.perf_counter() - started
     after = _cache(daemon)
+    cpu_after = _cpu(daemon)
+    # CPU is what the load of other sessions on this machine changes least: the ratio to watch beside the wall's.
+    servers_s = sum(cpu - cpu_before[1].get(pid, 0.0) for pid, cpu in cpu_after[1].items())
     return {
         "label": label,
         "root": str(root),
@@ -191,6 +210,8 @@ def _measure(
         "cache_hits": int(after.get("hits", 0)) - int(before.get("hits", 0)),
         "cache_misses": int(after.get("misses", 0)) - int(before.get("misses", 0)),
         "clock": _clock(daemon, root),
+        "daemon_cpu_s": round(cpu_after[0] - cpu_before[0], 1),
+        "servers_cpu_s": round(servers_s, 1),
         "results": len(answer.get("results") or answer.get("ranked_symbols") or []),
     }
 
@@ -213,8 +234,11 @@ def _series(base: Path, tree: TreeChoice, out_dir: Path, *, cache: bool) -> list
         clone = ("clone", "-q", str(repo), "clone")
         runs.append(_measure(daemon, "git clone (main)", where / "clone", clone, where, query=q))
     first = runs[0]["to_first_search_s"]
+    first_cpu = runs[0]["daemon_cpu_s"] + runs[0]["servers_cpu_s"]
     for r in runs:
         r["ratio"] = round(r["to_first_search_s"] / first, 3) if first else None
+        cpu = r["daemon_cpu_s"] + r["servers_cpu_s"]
+        r["cpu_ratio"] = round(cpu / first_cpu, 3) if first_cpu else None
     return runs
 
 
@@ -236,9 +260,11 @@ def run(args: Any) -> dict[str, Any]:
 def _row(r: dict[str, Any]) -> str:
     clock = r.get("clock") or {}
     where = f"{clock.get('model_busy_s', '-')} / {clock.get('starved_s', '-')}" if clock else "- (nothing to write)"
+    writing = clock.get("writing_s", "-") if clock else "-"
     return (
         f"| {r['label']} | {r['files']} | {r['chunks']} | {r['git_s']} | {r['index_s']} | {r['search_s']} "
-        f"| **{r['to_first_search_s']}** | {r['ratio']} | {r['cache_hits']} / {r['cache_misses']} | {where} |"
+        f"| **{r['to_first_search_s']}** | {r['ratio']} | {r['cache_hits']} / {r['cache_misses']} | {where} "
+        f"| {writing} | {r.get('daemon_cpu_s', '-')} / {r.get('servers_cpu_s', '-')} | {r.get('cpu_ratio', '-')} |"
     )
 
 
@@ -246,8 +272,9 @@ def render(result: dict[str, Any]) -> str:
     """The tables for docs/benchmarks.md."""
     head = (
         "| root | files | chunks | git, s | index --wait, s | search, s | to first complete search, s "
-        "| ratio to first | vector cache hits / misses | model busy / every embedder waiting for prepared files, s |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| ratio to first | vector cache hits / misses | model busy / every embedder waiting for prepared files, s "
+        "| writing, s | CPU s: daemon / language servers | CPU ratio to first |\n"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
     out = [f"With the vector cache:\n\n{head}", *(_row(r) for r in result["with_cache"])]
     if "without_cache" in result:
