@@ -11,7 +11,7 @@ older release committed on `main`, the newer on `next`.
 one commit each, on `main`), and on `next` one commit that upgrades ONE of its projects:
 tornado's directory holds the pinned sdist of tornado 6.5.1 instead (the directory keeps
 its name, as a monorepo's project directory does across an upgrade; brotli and libyaml
-are the same files). In one benchmark daemon (pyright answering documentSymbol, the model
+are the same files). In one benchmark daemon (pyright, and clangd for C, answering documentSymbol; the model
 loaded before anything is timed):
 
 1. *first*: `lensmux index repo --wait`, then `lensmux search` from it (the time to its
@@ -20,7 +20,9 @@ loaded before anything is timed):
 3. *re-clone*: `git clone repo clone` (main again), then the same on it.
 
 Each line's figure is the wall time from the git command (none for the first) to the
-search's answer, and its ratio to the first's; the goal is <= 0.10. Where each run's time
+search's answer, and its ratio to the first's; the goal is <= 0.10. Beside it, each step's
+CPU seconds (the daemon's, and every live language server's process group) and their ratio
+to the first's: the load of other sessions moves them much less than the wall. Where each run's time
 went comes from the daemon's own run clock (logged at the end of a run: the model busy,
 idle waiting for prepared files, writing) and the vector cache's hits and misses
 (`lensmux status`); each daemon's log stays in its state directory under `--out`'s
