@@ -77,8 +77,14 @@ async def test_nothing_is_learned_while_any_root_is_being_indexed(tmp_path: Path
         learnable = RootIndex(ix.root, ix, finished_at=1.0)
         # A clone being indexed right after the repository: its run goes first.
         clone = RootIndex(tmp_path / "clone", ix, running=True)
-        roots = {ix.root: learnable, clone.root: clone}
-        indexes = cast(IndexService, type("Indexes", (), {"roots": roots})())
+
+        class Indexes:
+            roots = {ix.root: learnable, clone.root: clone}
+
+            async def wait_changed(self, timeout: float) -> None:
+                await anyio.sleep(timeout)  # once everything is learned; nothing changes here
+
+        indexes = cast(IndexService, Indexes())
         gateway = ClientSpeaksGateway(ix.root, speak_at=None)
         config = SearchConfig(learn_quiet_s=0.0)
         learner = GraphLearner(indexes, cast(DaemonGateway, gateway), lambda: config, lambda: False)
