@@ -3,17 +3,22 @@
 A search expands its seeds through the servers within a budget of half a second; a
 busy or slow server then leaves the graph unexpanded. What expansion asks about a
 symbol is the same for every query, so the daemon asks ahead: whenever no editor has
-sent anything for `[daemon.search] learn_quiet` seconds, no search or assistant tool runs and every
-server has discovered its workspace, it asks about a few symbols no search has needed
-yet and stores the complete answers with the index (graph/search/learn.py). Editors
-keep priority: every round is a handful of symbols, and the next round waits for quiet
-again. Once a root is learned the task sleeps until an index changes.
+sent anything for `[daemon.search] learn_quiet` seconds, no search or assistant tool runs, no
+root is being indexed and every server has discovered its workspace, it asks about a few
+symbols no search has needed yet and stores the complete answers with the index
+(graph/search/learn.py). Editors keep priority: every round is a handful of symbols, and the
+next round waits for quiet again. Once a root is learned the task sleeps until an index changes.
 
 A client that speaks during a round stops it (`_round`): a server answers one request at a
 time, so each learning request still to be sent would be one more ahead of the client's
 question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
 round's symbols are asked again at the next quiet moment. Learning sends one request at a
 time (`learn_in_flight`), so a client's question waits behind one learning request at most.
+
+A full index run of any root is waited for too (`_indexing`, checked before each round): a
+clone or a second worktree indexed right after its repository wants the cores for its own
+servers' documentSymbol, its chunking and its writes, and learning the repository's call
+graph meanwhile only made the new root searchable later (bench/index/worktree.py, issue 23).
 """
 
 from __future__ import annotations
@@ -78,6 +83,11 @@ class GraphLearner:
                 await self._let_go()
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
+            if self._indexing():
+                entry.learning = "waiting for an index run"
+                await self._let_go()
+                await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
+                continue
             if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
                 entry.learning = "waiting for quiet"
                 await self._let_go()
@@ -85,6 +95,10 @@ class GraphLearner:
                 continue
             self._holding = True
             await self._round(entry, config)
+
+    def _indexing(self) -> bool:
+        """Whether a full index run is going on on any root."""
+        return any(entry.running for entry in self._indexes.roots.values())
 
     async def _let_go(self) -> None:
         """Close what learning left open, once no search or tool may be using it.

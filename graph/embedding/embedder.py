@@ -42,6 +42,7 @@ from lensmux.graph.embedding.runtime import (
 )
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelSpec, ModelSpecInvalid, read_model_spec
 from lensmux.graph.embedding.store import CachedModel, Precision, ProgressCallback, ensure_model
+from lensmux.graph.embedding.token_memo import TokenMemo
 from lensmux.graph.embedding.tokenizer import TextTokenizer
 from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 
@@ -144,6 +145,8 @@ class Embedder:
         # `reload` gives the model files again after `release`; without it the model stays loaded.
         self._reload = reload
         self._load_lock = threading.Lock()
+        # Counts outlive a release of the model: a later root with the same texts needs neither.
+        self.token_memo = TokenMemo()
         self._in_use = 0
         self._last_used = time.monotonic()
         self._loaded: _Loaded | None = self._build(model, tokenizer_json)
@@ -285,11 +288,13 @@ class Embedder:
 
     def count_tokens(self, text: str) -> int:
         """Model tokens in ``text`` (no special tokens, no truncation), for context budgets."""
-        with self._using() as loaded:
-            return loaded.tokenizer.count_tokens(text)
+        return self.count_tokens_batch([text])[0]
 
     def count_tokens_batch(self, texts: Sequence[str]) -> list[int]:
-        """``count_tokens`` for many texts at once."""
+        """``count_tokens`` for many texts at once; texts counted before are not tokenised again."""
+        return self.token_memo.counts(texts, self._count_tokens)
+
+    def _count_tokens(self, texts: Sequence[str]) -> list[int]:
         with self._using() as loaded:
             return loaded.tokenizer.count_tokens_batch(texts)
 

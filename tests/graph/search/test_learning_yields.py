@@ -70,3 +70,30 @@ async def test_a_round_sends_nothing_more_once_a_client_speaks_and_is_asked_agai
         assert quiet.requests[: len(gateway.requests) - 1] == gateway.requests[:-1]
         assert entry.learning != "interrupted by a client"
         assert ix.store.learned_counts()[0] > 0
+
+
+async def test_nothing_is_learned_while_any_root_is_being_indexed(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        learnable = RootIndex(ix.root, ix, finished_at=1.0)
+        # A clone being indexed right after the repository: its run goes first.
+        clone = RootIndex(tmp_path / "clone", ix, running=True)
+
+        class Indexes:
+            roots = {ix.root: learnable, clone.root: clone}
+
+            async def wait_changed(self, timeout: float) -> None:
+                await anyio.sleep(timeout)  # once everything is learned; nothing changes here
+
+        indexes = cast(IndexService, Indexes())
+        gateway = ClientSpeaksGateway(ix.root, speak_at=None)
+        config = SearchConfig(learn_quiet_s=0.0)
+        learner = GraphLearner(indexes, cast(DaemonGateway, gateway), lambda: config, lambda: False)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            await anyio.sleep(0.5)
+            assert gateway.requests == [] and learnable.learning == "waiting for an index run"
+            clone.running = False
+            with anyio.fail_after(30):
+                while not gateway.requests:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()

@@ -1,0 +1,58 @@
+"""A text's token count is tokenised once and remembered: a clone or a second worktree pays for it once (issue 23)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.store import CachedModel
+from lensmux.graph.embedding.token_memo import TokenMemo
+from lensmux.graph.embedding.tokenizer import TextTokenizer
+
+TEXTS = [
+    "# python tornado/httputil.py function parse_headers\nparse headers httputil\ndef parse_headers(data):",
+    "int BrotliEncoderCompress(int quality, size_t size) { return 0; }",
+    "broken \udcff surrogate from a file read with surrogateescape",
+    "",
+]
+
+
+def test_the_embedder_tokenises_a_text_once_and_counts_it_as_the_tokenizer_does(
+    int8_model: CachedModel, model_cache_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    embedder = Embedder.open_default("int8", cache_root=model_cache_root)
+    tokenised: list[str] = []
+    plain = TextTokenizer.count_tokens_batch
+
+    def counting(self: TextTokenizer, texts: Sequence[str]) -> list[int]:
+        tokenised.extend(texts)
+        return plain(self, texts)
+
+    monkeypatch.setattr(TextTokenizer, "count_tokens_batch", counting)
+    first = [embedder.count_tokens(t) for t in TEXTS]
+    again = embedder.count_tokens_batch([*TEXTS, TEXTS[0]])
+    assert again == [*first, first[0]]
+    assert sorted(tokenised) == sorted(TEXTS), "each text went to the tokenizer once"
+    fresh = Embedder.open_default("int8", cache_root=model_cache_root)
+    monkeypatch.setattr(TextTokenizer, "count_tokens_batch", plain)
+    assert [fresh.count_tokens(t) for t in TEXTS] == first
+
+
+def test_the_memo_keeps_the_most_recently_used_counts_within_its_limit() -> None:
+    asked: list[str] = []
+
+    def count(texts: Sequence[str]) -> list[int]:
+        asked.extend(texts)
+        return [len(t) for t in texts]
+
+    memo = TokenMemo(limit=2)
+    assert memo.counts(["a", "bb", "a"], count) == [1, 2, 1] and asked == ["a", "bb"]
+    memo.counts(["a"], count)  # "a" is now the most recently used; "bb" goes first
+    memo.counts(["ccc"], count)
+    asked.clear()
+    assert memo.counts(["a", "ccc", "bb"], count) == [1, 3, 2]
+    assert asked == ["bb"] and len(memo) == 2
+    assert (memo.hits, memo.misses) == (3, 5)
