@@ -107,6 +107,12 @@ def render_indexes(index: Any) -> list[str]:
             f"{_mib(cache.get('max_bytes'))} MiB; {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses, "
             f"{cache.get('evicted', 0)} evicted  {cache.get('path', '')}"
         )
+    memo = index.get("token_memo")
+    if isinstance(memo, dict):
+        lines.append(
+            f"  token counts remembered: {memo.get('entries', 0)} of {memo.get('limit', 0)};"
+            f" {memo.get('hits', 0)} hits, {memo.get('misses', 0)} misses"
+        )
     caps = index.get("caps")
     if isinstance(caps, dict) and caps:
         lines.append("  caps: " + ", ".join(f"{key} {value}" for key, value in caps.items()))

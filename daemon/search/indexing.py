@@ -161,6 +161,7 @@ class IndexService:
                 except EmbeddingError as exc:
                     self.model_state = f"unavailable: {exc}"
                     raise IndexServiceError(f"embedding model unavailable: {exc}") from exc
+                self._embedder.token_memo.limit = self._config.index.token_memo_entries
                 self.model_state = "ready"
                 self.model_progress = None
             return self._embedder
@@ -432,6 +433,7 @@ class IndexService:
             "roots": [self.summary(e) for e in self.roots.values()],
             "caps": self._config.index_caps(),
             "vector_cache": self._vector_cache.stats().as_dict() if self._vector_cache is not None else None,
+            "token_memo": self._embedder.token_memo.stats() if self._embedder is not None else None,
         }
 
     def _query_adapter_state(self) -> str:

@@ -179,4 +179,5 @@ class SearchOnDemand:
             "roots": [],
             "caps": self._config.index_caps(),
             "vector_cache": None,
+            "token_memo": None,
         }

@@ -10,7 +10,8 @@ one the tokenizer would give: nothing indexed or answered changes.
 
 Keys are 128-bit BLAKE2b digests of the text (lone surrogates included), not the texts,
 and at most `limit` of them are kept, least recently used dropped first (about 10 MB per
-100,000). Thread-safe: preparers count in several worker threads at once.
+100,000; `[daemon.index] token_memo_entries`, 0 remembers nothing; `lensmux status` shows
+its entries, hits and misses). Thread-safe: preparers count in several worker threads at once.
 """
 
 from __future__ import annotations
@@ -40,8 +41,15 @@ class TokenMemo:
     def __len__(self) -> int:
         return len(self._counts)
 
+    def stats(self) -> dict[str, int]:
+        """Entries, cap, hits and misses, for `lensmux status`."""
+        with self._lock:
+            return {"entries": len(self._counts), "limit": self.limit, "hits": self.hits, "misses": self.misses}
+
     def counts(self, texts: Sequence[str], count: Callable[[Sequence[str]], list[int]]) -> list[int]:
         """Each text's count: remembered, or from `count` (called once, with the texts not remembered)."""
+        if self.limit <= 0:
+            return count(texts)
         keys = [_key(t) for t in texts]
         found: dict[bytes, int] = {}
         with self._lock:

@@ -185,21 +185,31 @@ def test_kill_9_of_the_daemon_mid_index_leaves_an_index_that_reopens(tmp_path: P
         assert status["vectors"] == status["chunks"] and status["pending_vectors"] == 0
 
 
-@pytest.mark.parametrize("cache_mb", [512, 0])
+@pytest.mark.parametrize(("cache_mb", "memo_entries"), [(512, 100_000), (0, 0)])
 def test_a_copy_of_an_indexed_root_takes_its_vectors_from_the_users_cache(
-    tmp_path: Path, py_project: Path, cache_mb: int
+    tmp_path: Path, py_project: Path, cache_mb: int, memo_entries: int
 ) -> None:
-    """Issue 23, item 3: a re-clone's chunks are all cache hits; `vector_cache_mb = 0` turns the cache off."""
+    """Issue 23, item 3: a re-clone's chunks are all cache hits and its token counts remembered;
+    `vector_cache_mb = 0` and `token_memo_entries = 0` turn both off."""
     copy = tmp_path / "copy"
     subprocess.run(["cp", "-a", str(py_project), str(copy)], check=True)
-    with running_daemon(tmp_path / "d", f"[daemon.index]\nvector_cache_mb = {cache_mb}\n") as daemon:
+    settings = f"[daemon.index]\nvector_cache_mb = {cache_mb}\ntoken_memo_entries = {memo_entries}\n"
+    with running_daemon(tmp_path / "d", settings) as daemon:
         assert _index(daemon, py_project, "--wait").returncode == 0
         before = daemon.status()["index"]["vector_cache"]
+        memo_before = daemon.status()["index"]["token_memo"]
         assert _index(daemon, copy, "--wait").returncode == 0
         index = daemon.status()["index"]
         shown = daemon.run_cli("status").stdout
     chunks = _chunks_of(index, copy)
     assert chunks > 0
+    memo = index["token_memo"]
+    assert memo["limit"] == memo_entries and f"token counts remembered: {memo['entries']} of {memo_entries}" in shown
+    if memo_entries:
+        assert memo["hits"] > memo_before["hits"], "the copy's texts were counted before"
+        assert memo["misses"] == memo_before["misses"], "and none of them went to the tokenizer again"
+    else:
+        assert memo["entries"] == memo["hits"] == 0
     assert index["caps"]["vector_cache_mb"] == cache_mb and f"vector_cache_mb {cache_mb}" in shown
     if cache_mb == 0:
         assert before is None and index["vector_cache"] is None

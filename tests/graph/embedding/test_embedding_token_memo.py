@@ -56,3 +56,17 @@ def test_the_memo_keeps_the_most_recently_used_counts_within_its_limit() -> None
     assert memo.counts(["a", "ccc", "bb"], count) == [1, 3, 2]
     assert asked == ["bb"] and len(memo) == 2
     assert (memo.hits, memo.misses) == (3, 5)
+
+
+def test_a_memo_of_no_entries_remembers_nothing() -> None:
+    asked: list[str] = []
+
+    def count(texts: Sequence[str]) -> list[int]:
+        asked.extend(texts)
+        return [len(t) for t in texts]
+
+    memo = TokenMemo(limit=0)
+    assert memo.counts(["a", "bb"], count) == [1, 2]
+    assert memo.counts(["a"], count) == [1]
+    assert asked == ["a", "bb", "a"]
+    assert memo.stats() == {"entries": 0, "limit": 0, "hits": 0, "misses": 0}
