@@ -45,7 +45,15 @@ from lensmux.graph.embedding.query_adapter import QueryAdapter
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search.candidates import seeds as seeds_module
 
-__all__ = ["ABLATIONS", "Bench", "open_bench", "stage1_ranks", "use_query_adapter", "without_anchors"]
+__all__ = [
+    "ABLATIONS",
+    "Bench",
+    "adapted_queries",
+    "open_bench",
+    "stage1_ranks",
+    "use_query_adapter",
+    "without_anchors",
+]
 
 # Results of one source are fetched this deep once and cut for every setting.
 _MEMO_DEPTH = 300
@@ -131,14 +139,15 @@ def open_bench(
     return Bench(name, items, offline, baseline, prepared.py_lines + prepared.c_lines, store, vectors)
 
 
-def use_query_adapter(bench: Bench, adapter: QueryAdapter) -> None:
-    """From now on `bench` embeds queries as a daemon with `query_adapter = true` does.
+def adapted_queries(
+    raw: Callable[[str], npt.NDArray[numpy.float32]], adapter: QueryAdapter
+) -> Callable[[str], npt.NDArray[numpy.float32]]:
+    """`raw`'s query vectors through `adapter`, memoised.
 
     Embedder.embed_query applies the adapter to the model's plain vector
     (adapter.apply(vector)); so does this, over open_bench's memo of the plain vectors,
     which keeps the two bit-identical (tests/graph/embedding/test_query_adapter.py).
     """
-    raw = bench.offline.embedder.embed_query
     memo: dict[str, npt.NDArray[numpy.float32]] = {}
 
     def adapted(text: str) -> npt.NDArray[numpy.float32]:
@@ -146,7 +155,13 @@ def use_query_adapter(bench: Bench, adapter: QueryAdapter) -> None:
             memo[text] = adapter.apply(raw(text))
         return memo[text]
 
-    bench.offline.embedder.embed_query = adapted  # type: ignore[method-assign]
+    return adapted
+
+
+def use_query_adapter(bench: Bench, adapter: QueryAdapter) -> None:
+    """From now on `bench` embeds queries as a daemon with `query_adapter = true` does."""
+    embedder = bench.offline.embedder
+    embedder.embed_query = adapted_queries(embedder.embed_query, adapter)  # type: ignore[method-assign, assignment]
 
 
 class _View:
