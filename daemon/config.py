@@ -170,10 +170,10 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
     # Apply the query adapter lensmux ships for the model (graph/embedding/query_adapter.py) to
     # search queries; indexed vectors are the same either way, so switching rebuilds nothing.
-    # Off by default: alone it gave stage-1 MRR@10 +0.001 to +0.039 on 8 of the 9 benchmark
-    # projects, -0.003 on brotli, -0.005 on CoSQA (docs/benchmarks.md, "Query adapter"), but
-    # the learned ranker (on by default) was trained on plain query cosines and the two have
-    # not been measured together. A model without a shipped adapter runs without.
+    # Off by default: with the learned ranker (on by default), held out on 14 projects, it
+    # raised mean stage-1 MRR@10 by 0.006 even with the ranker retrained on its query vectors,
+    # but cost c-ares 0.015 and attrs 0.013 (docs/benchmarks.md, "Query adapter": "With the
+    # learned ranker, held out"). A model without a shipped adapter runs without.
     query_adapter: bool = False
 
     def query_adapter_before_load(self) -> str:

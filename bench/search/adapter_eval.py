@@ -18,12 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
-from bench.search.quality import SHIPPED, Bench, open_bench, stage1_ranks
+from bench.search.quality import SHIPPED, Bench, adapted_queries, open_bench, stage1_ranks
 from bench.search.ranking import rank_of, score
 from lensmux.graph.embedding.query_adapter import QueryAdapter, load_for
 
@@ -34,19 +31,13 @@ def with_and_without(bench: Bench, adapter: QueryAdapter) -> dict[str, Any]:
     """Baseline, keyword only, and vector only / hybrid without and with `adapter`."""
     offline = bench.offline
     raw = offline.embedder.embed_query  # open_bench's memo of the plain query vectors
-    memo: dict[str, npt.NDArray[np.float32]] = {}
-
-    def adapted(text: str) -> npt.NDArray[np.float32]:
-        if text not in memo:
-            memo[text] = adapter.apply(raw(text))
-        return memo[text]
-
+    adapted = adapted_queries(raw, adapter)
     out: dict[str, Any] = {
         "bm25 baseline": score(bench.baseline),
         "keyword only": score([rank_of(i, offline.keyword(i.query)) for i in bench.items]),
     }
     for suffix, embed in (("", raw), (" + adapter", adapted)):
-        offline.embedder.embed_query = embed  # type: ignore[method-assign]
+        offline.embedder.embed_query = embed  # type: ignore[method-assign, assignment]
         try:
             out[f"vector only{suffix}"] = score([rank_of(i, offline.vector(i.query)) for i in bench.items])
             out[f"hybrid{suffix}"] = score(stage1_ranks(bench, SHIPPED))

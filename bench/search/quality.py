@@ -41,10 +41,19 @@ from bench.search.evaluate import summary_queries
 from bench.search.index_set import indexed
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score
+from lensmux.graph.embedding.query_adapter import QueryAdapter
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search.candidates import seeds as seeds_module
 
-__all__ = ["ABLATIONS", "Bench", "open_bench", "stage1_ranks", "without_anchors"]
+__all__ = [
+    "ABLATIONS",
+    "Bench",
+    "adapted_queries",
+    "open_bench",
+    "stage1_ranks",
+    "use_query_adapter",
+    "without_anchors",
+]
 
 # Results of one source are fetched this deep once and cut for every setting.
 _MEMO_DEPTH = 300
@@ -128,6 +137,31 @@ def open_bench(
     baseline = [rank_of(item, bm25.search(item.query)) for item in items]
     store, vectors = _MemoStore(offline.store), _MemoVectors(offline.vectors)
     return Bench(name, items, offline, baseline, prepared.py_lines + prepared.c_lines, store, vectors)
+
+
+def adapted_queries(
+    raw: Callable[[str], npt.NDArray[numpy.float32]], adapter: QueryAdapter
+) -> Callable[[str], npt.NDArray[numpy.float32]]:
+    """`raw`'s query vectors through `adapter`, memoised.
+
+    Embedder.embed_query applies the adapter to the model's plain vector
+    (adapter.apply(vector)); so does this, over open_bench's memo of the plain vectors,
+    which keeps the two bit-identical (tests/graph/embedding/test_query_adapter.py).
+    """
+    memo: dict[str, npt.NDArray[numpy.float32]] = {}
+
+    def adapted(text: str) -> npt.NDArray[numpy.float32]:
+        if text not in memo:
+            memo[text] = adapter.apply(raw(text))
+        return memo[text]
+
+    return adapted
+
+
+def use_query_adapter(bench: Bench, adapter: QueryAdapter) -> None:
+    """From now on `bench` embeds queries as a daemon with `query_adapter = true` does."""
+    embedder = bench.offline.embedder
+    embedder.embed_query = adapted_queries(embedder.embed_query, adapter)  # type: ignore[method-assign, assignment]
 
 
 class _View:

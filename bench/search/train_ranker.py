@@ -15,11 +15,21 @@
 4. Shipped: the model trained on every project, written to graph/search/ranker_weights.json
    with --write.
 
+With --adapter every query vector is the one a daemon with `[daemon.embedding]
+query_adapter = true` makes (the shipped adapter applied to the model's plain vector):
+the rows (saved as ranker-rows/<project>-adapter.npz, beside the plain ones), the
+training and the held-out scores. Each project is then also scored with the adapter and
+the model trained on the other projects' PLAIN rows (train_ranker.json's held-out
+weights: what turning the adapter on gives with a ranker trained without it), and with
+the weights that ship today (trained on every project, this one included).
+
     python -m bench.search.train_ranker                       # every project; table on stdout
     python -m bench.search.train_ranker --write               # and ship the all-project model
+    python -m bench.search.train_ranker --adapter             # after the plain run: with the adapter
 
-Output: bench/out/search/train_ranker.json (per project: both rankings' MRR@10 / hit@10,
-the held-out model's weights) and markdown on stdout.
+Output: bench/out/search/train_ranker.json (train_ranker-adapter.json with --adapter; per
+project: BM25 and both rankings' MRR@10 / hit@10, the held-out model's weights) and
+markdown on stdout.
 """
 
 from __future__ import annotations
@@ -39,8 +49,10 @@ import numpy.typing as npt
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
 from bench.search.offline import NullGateway
-from bench.search.quality import SHIPPED, Bench, open_bench, stage1_ranks
+from bench.search.quality import SHIPPED, Bench, open_bench, stage1_ranks, use_query_adapter
 from bench.search.ranking import score
+from lensmux.graph.embedding.query_adapter import QueryAdapter, load_for
+from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 from lensmux.graph.search import SearchConfig, Weights
 from lensmux.graph.search.candidates.seeds import learning_rows
 from lensmux.graph.search.catalog import Catalog
@@ -183,16 +195,52 @@ def train(rows: Sequence[Rows], lambdas: Sequence[float] = LAMBDAS) -> tuple[npt
     return fit(rows, best), best
 
 
-def _rows_for(name: str, bench: Bench, config: SearchConfig, fresh: bool) -> Rows:
-    path = ROWS_DIR / f"{name}.npz"
+def rows_path(name: str, adapter: QueryAdapter | None) -> Path:
+    """Where a project's rows are kept: the plain ones and the adapter's side by side."""
+    return ROWS_DIR / (f"{name}-adapter.npz" if adapter is not None else f"{name}.npz")
+
+
+def _rows_for(name: str, bench: Bench, config: SearchConfig, fresh: bool, adapter: QueryAdapter | None) -> Rows:
+    path = rows_path(name, adapter)
+    # Rows made with another adapter file (or none) are rebuilt, never reused.
+    made_with = adapter.name if adapter is not None else ""
     if path.is_file() and not fresh:
         data = numpy.load(path)
-        if tuple(str(f) for f in data["features"]) == FEATURES:
+        saved_with = str(data["adapter"]) if "adapter" in data.files else ""
+        if tuple(str(f) for f in data["features"]) == FEATURES and saved_with == made_with:
             return Rows(name, data["matrix"], data["labels"], data["starts"])
     rows = collect_rows(bench, config)
     ROWS_DIR.mkdir(parents=True, exist_ok=True)
-    numpy.savez(path, matrix=rows.matrix, labels=rows.labels, starts=rows.starts, features=numpy.array(FEATURES))
+    numpy.savez(
+        path,
+        matrix=rows.matrix,
+        labels=rows.labels,
+        starts=rows.starts,
+        features=numpy.array(FEATURES),
+        adapter=numpy.array(made_with),
+    )
     return rows
+
+
+def shipped_adapter() -> QueryAdapter:
+    """The adapter a daemon applies with `query_adapter = true` (the default model's shipped file)."""
+    adapter = load_for(DEFAULT_MODEL_NAME, None).adapter
+    if adapter is None:
+        raise SystemExit(f"no usable query adapter ships for {DEFAULT_MODEL_NAME}")
+    return adapter
+
+
+def _plain_models(projects: Sequence[str]) -> dict[str, RankerModel]:
+    """The held-out models of the plain run (train_ranker.json), for the adapter run's column (b)."""
+    path = OUT_DIR / "train_ranker.json"
+    try:
+        held_out = json.loads(path.read_text())["held_out"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise SystemExit(f"--adapter needs the plain run's {path} first: {exc}") from exc
+    missing = [p for p in projects if p not in held_out]
+    if missing:
+        raise SystemExit(f"{path} has no held-out model for {', '.join(missing)}: run the plain one on them")
+    return {p: RankerModel.of(held_out[p]["weights"], [o for o in projects if o != p]) for p in projects}
 
 
 def _without(rows: Rows, features: Sequence[str]) -> Rows:
@@ -216,14 +264,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--without", nargs="+", default=[], choices=FEATURES, metavar="FEATURE", help="features kept at weight 0"
     )
+    parser.add_argument(
+        "--adapter", action="store_true", help="query vectors with the shipped query adapter, as `query_adapter = true`"
+    )
     args = parser.parse_args(argv)
     config = dataclasses.replace(SHIPPED, learned_ranker=False)  # the fusion alone: the rows and the baseline
+    adapter = shipped_adapter() if args.adapter else None
+    plain_models = _plain_models(args.projects) if adapter is not None else {}
     benches: dict[str, Bench] = {}
     rows: dict[str, Rows] = {}
     try:
         for name in args.projects:
             benches[name] = open_bench(name, None, None, args.index_label)
-            rows[name] = _without(_rows_for(name, benches[name], config, args.fresh), args.without)
+            if adapter is not None:
+                use_query_adapter(benches[name], adapter)
+            rows[name] = _without(_rows_for(name, benches[name], config, args.fresh, adapter), args.without)
             print(f"{name}: {len(rows[name].starts) - 1} queries, {len(rows[name].labels)} candidates", flush=True)
         results: dict[str, Any] = {}
         for held, bench in benches.items():
@@ -231,11 +286,16 @@ def main(argv: list[str] | None = None) -> int:
             model = RankerModel(tuple(float(b) for b in beta), tuple(n for n in rows if n != held))
             learned = dataclasses.replace(config, learned_ranker=True, ranker_model=model)
             results[held] = {
+                "bm25": score(bench.baseline),
                 "fusion": score(stage1_ranks(bench, config)),
                 "learned": score(stage1_ranks(bench, learned)),
                 "l2": l2,
                 "weights": model.table(),
             }
+            if adapter is not None:
+                plain = dataclasses.replace(config, learned_ranker=True, ranker_model=plain_models[held])
+                results[held]["plain_model"] = score(stage1_ranks(bench, plain))
+                results[held]["shipped_weights"] = score(stage1_ranks(bench, SHIPPED))
             f, g = results[held]["fusion"], results[held]["learned"]
             print(
                 f"{held}: fusion {f['mrr@10']:.3f} / {f['hit@10']:.2f}, "
@@ -247,9 +307,17 @@ def main(argv: list[str] | None = None) -> int:
             bench.close()
     beta, l2 = train(list(rows.values()), args.l2)
     shipped = RankerModel(tuple(float(b) for b in beta), tuple(rows))
-    suffix = f"-{args.label}" if args.label else ""
+    label = args.label or ("adapter" if adapter is not None else "")
+    suffix = f"-{label}" if label else ""
     (OUT_DIR / f"train_ranker{suffix}.json").write_text(
-        json.dumps({"held_out": results, "all": {"l2": l2, "weights": shipped.table()}}, indent=1)
+        json.dumps(
+            {
+                "adapter": adapter.name if adapter is not None else None,
+                "held_out": results,
+                "all": {"l2": l2, "weights": shipped.table()},
+            },
+            indent=1,
+        )
     )
     if args.write:
         WEIGHTS_PATH.write_text(shipped.dumps())
