@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -41,12 +41,19 @@ def test_the_embedder_tokenises_a_text_once_and_counts_it_as_the_tokenizer_does(
     assert [fresh.count_tokens(t) for t in TEXTS] == first
 
 
-def test_the_memo_keeps_the_most_recently_used_counts_within_its_limit() -> None:
-    asked: list[str] = []
+def _length_counter(asked: list[str]) -> Callable[[Sequence[str]], list[int]]:
+    """A stand-in tokenizer: a text's length is its count; every text it is given goes to `asked`."""
 
     def count(texts: Sequence[str]) -> list[int]:
         asked.extend(texts)
         return [len(t) for t in texts]
+
+    return count
+
+
+def test_the_memo_keeps_the_most_recently_used_counts_within_its_limit() -> None:
+    asked: list[str] = []
+    count = _length_counter(asked)
 
     memo = TokenMemo(limit=2)
     assert memo.counts(["a", "bb", "a"], count) == [1, 2, 1] and asked == ["a", "bb"]
@@ -60,10 +67,7 @@ def test_the_memo_keeps_the_most_recently_used_counts_within_its_limit() -> None
 
 def test_a_memo_of_no_entries_remembers_nothing() -> None:
     asked: list[str] = []
-
-    def count(texts: Sequence[str]) -> list[int]:
-        asked.extend(texts)
-        return [len(t) for t in texts]
+    count = _length_counter(asked)
 
     memo = TokenMemo(limit=0)
     assert memo.counts(["a", "bb"], count) == [1, 2]
