@@ -44,11 +44,10 @@ from lensmux.graph.index.sqlite.schema import (
     META_SYMBOLS,
     SCHEMA_VERSION,
 )
-from lensmux.graph.index.sqlite.set_aside import finish_interrupted, set_aside, take_back
+from lensmux.graph.index.sqlite.set_aside import DB_NAME, finish_interrupted, set_aside, take_back
 
 log = logging.getLogger(__name__)
 
-DB_NAME = "index.sqlite"
 LOCK_NAME = "lock"
 
 
@@ -182,7 +181,7 @@ def open_database(directory: Path, root: Path, model_id: str, dim: int, create: 
     lock_fd = _lock(directory)
     try:
         finish_interrupted(directory)
-        note = take_back(directory, DB_NAME, str(SCHEMA_VERSION))
+        note = take_back(directory, str(SCHEMA_VERSION))
         try:
             writer, usable = _open_checked(db, root, model_id, dim)
         except (IndexCorrupt, IndexSchemaMismatch) as exc:

@@ -28,10 +28,12 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
+# The root's database; database.py opens it by this name.
+DB_NAME = "index.sqlite"
 _RESTORING = "restoring"
 _PARTIAL = ".partial"
 # The database, its journal files and the vector generations (vectors.py's names).
-_INDEX_FILE = re.compile(r"^(index\.sqlite(-wal|-shm)?|vectors-\d+\.hnsw(\.tmp)?)$")
+_INDEX_FILE = re.compile(rf"^({re.escape(DB_NAME)}(-wal|-shm)?|vectors-\d+\.hnsw(\.tmp)?)$")
 
 
 def aside_dir(directory: Path, schema: str) -> Path:
@@ -42,7 +44,16 @@ def aside_dir(directory: Path, schema: str) -> Path:
 def _index_files(directory: Path) -> list[Path]:
     files = [p for p in directory.iterdir() if p.is_file() and _INDEX_FILE.match(p.name)]
     # The database last: until it has gone, what is left still opens as the same index.
-    return sorted(files, key=lambda p: (p.name == "index.sqlite", p.name))
+    return sorted(files, key=lambda p: (p.name == DB_NAME, p.name))
+
+
+def _empty_into(folder: Path, directory: Path) -> None:
+    """Move the index files of `folder` back into `directory`, then remove `folder`."""
+    _move_all(folder, directory)
+    try:
+        folder.rmdir()
+    except OSError as exc:
+        log.error("%s: cannot remove (%s); its files are kept", folder, exc)
 
 
 def _move_all(source: Path, target: Path) -> None:
@@ -59,20 +70,11 @@ def finish_interrupted(directory: Path) -> None:
     """Undo a setting aside or finish a taking back that a kill interrupted."""
     for partial in directory.glob(f"schema-*{_PARTIAL}"):
         log.warning("%s: undoing an interrupted setting aside", partial)
-        _move_all(partial, directory)
-        _remove_if_empty(partial)
+        _empty_into(partial, directory)
     restoring = directory / _RESTORING
     if restoring.is_dir():
         log.warning("%s: finishing an interrupted taking back", restoring)
-        _move_all(restoring, directory)
-        _remove_if_empty(restoring)
-
-
-def _remove_if_empty(folder: Path) -> None:
-    try:
-        folder.rmdir()
-    except OSError as exc:
-        log.error("%s: cannot remove (%s); its files are kept", folder, exc)
+        _empty_into(restoring, directory)
 
 
 def set_aside(directory: Path, schema: str) -> Path:
@@ -107,7 +109,7 @@ def schema_of(db: Path) -> str | None:
     return str(row[0]) if row else None
 
 
-def take_back(directory: Path, db_name: str, schema: str) -> str | None:
+def take_back(directory: Path, schema: str) -> str | None:
     """Restore an index of `schema` kept by another lensmux version; a note when one was.
 
     The index in its place (another version's) is set aside first (as `schema-unreadable/`
@@ -115,9 +117,9 @@ def take_back(directory: Path, db_name: str, schema: str) -> str | None:
     left alone rather than overwritten.
     """
     kept = aside_dir(directory, schema)
-    if not (kept / db_name).is_file():
+    if not (kept / DB_NAME).is_file():
         return None
-    present = directory / db_name
+    present = directory / DB_NAME
     replaced = ""
     if present.exists():
         found = schema_of(present) or "unreadable"
@@ -127,8 +129,7 @@ def take_back(directory: Path, db_name: str, schema: str) -> str | None:
         replaced = f"; the index of schema {found} it replaces kept in {set_aside(directory, found)}"
     restoring = directory / _RESTORING
     os.replace(kept, restoring)
-    _move_all(restoring, directory)
-    _remove_if_empty(restoring)
+    _empty_into(restoring, directory)
     note = f"took back the index of schema {schema} kept in {kept}{replaced}"
     log.warning("%s: %s", directory, note)
     return note

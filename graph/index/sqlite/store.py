@@ -22,7 +22,7 @@ from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer, WriteResult
 from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.chunk_text import pack, unpack
-from lensmux.graph.index.sqlite.database import DB_NAME, open_database, translate_errors
+from lensmux.graph.index.sqlite.database import open_database, translate_errors
 from lensmux.graph.index.sqlite.queries import StoreQueries
 from lensmux.graph.index.sqlite.schema import (
     META_CHUNKS,
@@ -31,6 +31,7 @@ from lensmux.graph.index.sqlite.schema import (
     META_SYMBOLS,
     META_VECTORS,
 )
+from lensmux.graph.index.sqlite.set_aside import DB_NAME
 
 __all__ = ["Store"]
 
