@@ -2,10 +2,11 @@
 
 The store searches one snapshot through an HNSW index with iterative index scans
 (vectors.py: `SET LOCAL hnsw.iterative_scan`), which pgvector has had since 0.8.0; with an
-older one `team init` would fail on the HNSW index (before 0.5.0) or every search later on
-the setting. pgvector is not a trusted extension: only a superuser can create it in a
-database, and the administrator `team init` runs as usually is not one. Each case is refused
-here with what to do, in the administrator's terms, instead of the server's first error.
+older one `team init` fails on the HNSW index (before 0.5.0: "access method hnsw does not
+exist"), or later a search fails on the setting or cuts a snapshot's answer short. pgvector
+is not a trusted extension: only a superuser can create it in a database, and the
+administrator `team init` runs as usually is not one. Each case is refused here with what to
+do, in the administrator's terms, instead of the server's first error.
 Not every distribution packages pgvector (Debian 12 does not): the messages name the version,
 not a package.
 """
