@@ -54,10 +54,11 @@ def ensure_pgvector(conn: psycopg.Connection[Any]) -> str:
     if created is not None:
         version = str(created[0])
         if version_tuple(version) < MIN_PGVECTOR:
-            raise PgvectorUnusable(
-                f"pgvector {version} in database {database} is older than {_MIN_TEXT}, which lensmux needs"
-                f" (HNSW with iterative index scans): install pgvector >= {_MIN_TEXT} on the server, then"
-                " have a superuser run `ALTER EXTENSION vector UPDATE;` in that database"
+            raise _too_old(
+                version,
+                f"in database {database}",
+                f"install pgvector >= {_MIN_TEXT} on the server, then have a superuser run"
+                " `ALTER EXTENSION vector UPDATE;` in that database",
             )
         return version
     available = conn.execute("SELECT default_version FROM pg_available_extensions WHERE name = 'vector'").fetchone()
@@ -69,10 +70,10 @@ def ensure_pgvector(conn: psycopg.Connection[Any]) -> str:
         )
     version = str(available[0])
     if version_tuple(version) < MIN_PGVECTOR:
-        raise PgvectorUnusable(
-            f"the server's pgvector is {version}, older than {_MIN_TEXT}, which lensmux needs (HNSW with"
-            f" iterative index scans): install pgvector >= {_MIN_TEXT} for PostgreSQL {major}, then run"
-            " `lensmux team init` again"
+        raise _too_old(
+            version,
+            "on the server",
+            f"install pgvector >= {_MIN_TEXT} for PostgreSQL {major}, then run `lensmux team init` again",
         )
     try:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
@@ -83,3 +84,10 @@ def ensure_pgvector(conn: psycopg.Connection[Any]) -> str:
             " then run `lensmux team init` again"
         ) from exc
     return version
+
+
+def _too_old(version: str, where: str, then: str) -> PgvectorUnusable:
+    return PgvectorUnusable(
+        f"pgvector {version} {where} is older than {_MIN_TEXT}, which lensmux needs"
+        f" (HNSW with iterative index scans): {then}"
+    )

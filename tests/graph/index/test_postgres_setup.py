@@ -101,7 +101,7 @@ class _Catalogue:
     ("created", "available", "said"),
     [
         (None, None, "the server (PostgreSQL 15) has no pgvector: install pgvector >= 0.8.0 for PostgreSQL 15"),
-        (None, "0.4.4", "the server's pgvector is 0.4.4, older than 0.8.0"),
+        (None, "0.4.4", "pgvector 0.4.4 on the server is older than 0.8.0"),
         ("0.7.4", "0.7.4", "pgvector 0.7.4 in database teamdb is older than 0.8.0"),
     ],
 )
