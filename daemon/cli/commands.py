@@ -88,9 +88,12 @@ def _call(args: argparse.Namespace, method: str, params: object, timeout: float 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Start or refresh indexing of a root; with --wait show progress, then a summary."""
+    from lensmux.daemon.cli.autostart import ensure_daemon
     from lensmux.daemon.cli.progress_bar import ProgressBar
 
     root = str(Path(args.root).resolve())
+    # As `search` does: a CI job running `lensmux index . --publish` has no daemon yet.
+    ensure_daemon(discover_runtime_dir(args.runtime_dir), not args.no_autostart)
     try:
         # A publisher indexes every file itself (its snapshot must not rest on an older one).
         status = _call(args, "lensmux/index", {"root": root, "overlay": False} if args.publish else {"root": root})
@@ -259,6 +262,7 @@ def add_commands(sub: argparse._SubParsersAction[argparse.ArgumentParser], commo
     index.add_argument("root", help="the workspace root")
     index.add_argument("--wait", action="store_true", help="show progress until done, then a summary")
     index.add_argument("--json", action="store_true", help="print the summary as JSON")
+    index.add_argument("--no-autostart", action="store_true", help="fail instead of starting a daemon")
     index.add_argument(
         "--publish",
         action="store_true",

@@ -21,12 +21,13 @@ from typing import Any
 import anyio
 import psycopg
 import pytest
+from psycopg import sql
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon, wait_until
 from support.mcp_session import mcp_client, ok
 from support.postgres_server import PostgresServer, running_postgres
 from support.projects import git
 
-from lensmux.graph.index.postgres.schema import migrate
+from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, migrate
 
 pytestmark = [pytest.mark.slow]
 
@@ -141,6 +142,10 @@ def test_team_init_and_grant_prepare_a_database_from_the_command_line(
     repo = git(py_project, "rev-list", "--max-parents=0", "HEAD")
     with postgres_server.fresh_database() as name:
         dsn = postgres_server.dsn(name)
+        with postgres_server.admin() as conn:
+            for role in ("devs", "ci"):  # `team grant` names roles that exist
+                if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+                    conn.execute(sql.SQL("CREATE ROLE {}").format(sql.Identifier(role)))
         for args in (["init"], ["grant", "devs", "--root", str(py_project)], ["grant", "--publisher", "ci"]):
             done = subprocess.run(
                 [LENSMUX, "team", *args, "--dsn", dsn], capture_output=True, text=True, cwd=py_project, check=False
@@ -151,6 +156,9 @@ def test_team_init_and_grant_prepare_a_database_from_the_command_line(
                 (repo, "ci", True),
                 (repo, "devs", False),
             ]
+            member = "SELECT pg_has_role(%s, %s, 'MEMBER')"
+            assert conn.execute(member, ("devs", READER_ROLE)).fetchone() == (True,)
+            assert conn.execute(member, ("ci", WRITER_ROLE)).fetchone() == (True,)
         refused = subprocess.run(
             [LENSMUX, "team", "init", "--dsn", dsn.replace("user=postgres", "user=nobody_here")],
             capture_output=True,

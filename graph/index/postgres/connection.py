@@ -33,6 +33,10 @@ STATEMENT_TIMEOUT_MS = 15_000
 # A statement the server has not ended by its own timeout, plus a connect timeout of slack for
 # the server's answer to travel: the server is not answering at all.
 STALLED_AFTER_S = STATEMENT_TIMEOUT_MS / 1000 + CONNECT_TIMEOUT_S
+PRIVILEGE_HINT = (
+    "the team store's administrator lets a role read with `lensmux team grant ROLE`"
+    " and publish with `lensmux team grant --publisher ROLE`"
+)
 
 
 def connect(
@@ -178,6 +182,10 @@ def translate_errors(what: str) -> Iterator[None]:
         raise StoreUnreachable(f"{what}: timed out ({_first_line(exc)})") from exc
     except psycopg.OperationalError as exc:
         raise StoreUnreachable(f"{what}: {_first_line(exc)}") from exc
+    except psycopg.errors.InsufficientPrivilege as exc:
+        # A role outside lensmux_reader/lensmux_writer, or publishing without a write grant: the
+        # server's words alone ("permission denied for schema lensmux") do not say who can help.
+        raise IndexStoreError(f"{what}: {_first_line(exc)} ({PRIVILEGE_HINT})") from exc
     except psycopg.Error as exc:
         raise IndexStoreError(f"{what}: {_first_line(exc)}") from exc
 

@@ -20,6 +20,9 @@ from typing import Any, cast
 import psycopg
 from psycopg import sql
 
+from lensmux.graph.index.errors import IndexStoreError
+from lensmux.graph.index.postgres.pgvector import ensure_pgvector
+
 SCHEMA_VERSION = 1
 SCHEMA = "lensmux"
 READER_ROLE = "lensmux_reader"
@@ -33,7 +36,6 @@ WRITER_ROLE = "lensmux_writer"
 # plain postings_by_term, dropped here after the new one is built (a DROP locks out readers
 # until the migration commits: last, that is a moment, not the build).
 DDL = """
-CREATE EXTENSION IF NOT EXISTS vector;
 CREATE SCHEMA IF NOT EXISTS lensmux;
 CREATE TABLE IF NOT EXISTS lensmux.meta (
     key text PRIMARY KEY,
@@ -161,6 +163,9 @@ def migrate(conn: psycopg.Connection[Any], dims: tuple[int, ...] = (384,)) -> No
     with conn.transaction():
         # One migration at a time, whoever else is starting up against the same database.
         conn.execute("SELECT pg_advisory_xact_lock(hashtext('lensmux.migrate'))")
+        # Before any DDL: a missing or too old pgvector, or one this role may not create, is
+        # refused with the administrator's next step rather than the server's first error.
+        ensure_pgvector(conn)
         conn.execute(cast(Any, DDL))
         conn.execute(
             "INSERT INTO lensmux.meta(key, value) VALUES ('schema_version', %s) ON CONFLICT (key) DO NOTHING",
@@ -179,13 +184,41 @@ def migrate(conn: psycopg.Connection[Any], dims: tuple[int, ...] = (384,)) -> No
             _vector_index(conn, dim)
 
 
+class RoleGrantRefused(IndexStoreError):
+    """A role named in `team grant` does not exist, or this role may not add members to the group roles."""
+
+
 def grant(conn: psycopg.Connection[Any], repo: str, role: str, *, write: bool = False) -> None:
-    """Let `role` (and its members) read the repository's rows, and with write=True publish them."""
+    """Let `role` (and its members) read the repository's rows, and with write=True publish them.
+
+    The role also joins lensmux_reader (lensmux_writer to publish): row-level security picks
+    the repositories, the group roles give the privileges on the tables, and a grant that
+    left them out would let the role read nothing at all ("permission denied for schema").
+    """
+    if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone() is None:
+        raise RoleGrantRefused(f"role {role} does not exist: create it first (CREATE ROLE), then grant it")
     conn.execute(
         "INSERT INTO lensmux.grants(repo, role, can_write) VALUES (%s, %s, %s)"
         " ON CONFLICT (repo, role) DO UPDATE SET can_write = excluded.can_write",
         (repo, role, write),
     )
+    group = WRITER_ROLE if write else READER_ROLE
+    if role in (READER_ROLE, WRITER_ROLE) or _member_of(conn, role, group):
+        return
+    try:
+        conn.execute(sql.SQL("GRANT {} TO {}").format(sql.Identifier(group), sql.Identifier(role)))
+    except psycopg.errors.InsufficientPrivilege as exc:
+        raise RoleGrantRefused(
+            f"role {conn.info.user} may not add {role} to {group}: run `lensmux team grant` as the role"
+            f" that ran `lensmux team init` (or a superuser), or have one run `GRANT {group} TO {role};`"
+        ) from exc
+
+
+def _member_of(conn: psycopg.Connection[Any], role: str, group: str) -> bool:
+    # Already a member (directly or through another role): no GRANT, which would need the
+    # right to administer the group role even when it changes nothing.
+    row = conn.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (role, group)).fetchone()
+    return bool(row and row[0])
 
 
 def revoke(conn: psycopg.Connection[Any], repo: str, role: str) -> None:
@@ -226,7 +259,10 @@ def _roles(conn: psycopg.Connection[Any]) -> None:
     reader, writer = sql.Identifier(READER_ROLE), sql.Identifier(WRITER_ROLE)
     conn.execute(sql.SQL("GRANT USAGE ON SCHEMA lensmux TO {}, {}").format(reader, writer))
     conn.execute(sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA lensmux TO {}").format(reader))
-    conn.execute(sql.SQL("GRANT {} TO {}").format(reader, writer))
+    if not _member_of(conn, WRITER_ROLE, READER_ROLE):
+        # Roles are the cluster's: a second database's `team init`, by another administrator,
+        # finds this done and may not redo it (PostgreSQL 16+: only with ADMIN OPTION on the role).
+        conn.execute(sql.SQL("GRANT {} TO {}").format(reader, writer))
     conn.execute(
         sql.SQL("GRANT INSERT, UPDATE, DELETE ON {} TO {}").format(
             sql.SQL(", ").join(sql.Identifier(SCHEMA, t) for t in REPO_TABLES), writer
