@@ -156,8 +156,8 @@ def cmd_model(args: argparse.Namespace) -> int:
     import msgspec
 
     from lensmux.daemon.cli.progress_bar import ProgressBar
+    from lensmux.graph.embedding.model.store import build_model, model_info
     from lensmux.graph.embedding.spec import EmbeddingError
-    from lensmux.graph.embedding.store import build_model, model_info
 
     try:
         if args.action == "build":
