@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from lensmux.adapters.base import Adapter
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.omnisharp import OmniSharpAdapter
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.omnisharp.omnisharp import OmniSharpAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 
 _ADAPTERS: dict[str, type[Adapter]] = {

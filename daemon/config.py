@@ -168,7 +168,7 @@ class EmbeddingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     """
 
     model: Literal["all-MiniLM-L6-v2", "multilingual-e5-small"] = "all-MiniLM-L6-v2"
-    # Apply the query adapter lensmux ships for the model (graph/embedding/query_adapter.py) to
+    # Apply the query adapter lensmux ships for the model (graph/embedding/query/query_adapter.py) to
     # search queries; indexed vectors are the same either way, so switching rebuilds nothing.
     # Off by default: with the learned ranker (on by default), held out on 14 projects, it
     # raised mean stage-1 MRR@10 by 0.006 even with the ranker retrained on its query vectors,
@@ -192,7 +192,7 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # The user's content-addressed vectors shared by every root (graph/index/builder/vector_cache.py),
     # in MiB on disk; least recently used vectors go past it; 0 turns the cache off.
     vector_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 512
-    # Token counts remembered by text (graph/embedding/token_memo.py; about 100 bytes each), so a
+    # Token counts remembered by text (graph/embedding/inference/token_memo.py; about 100 bytes each), so a
     # clone or a second worktree does not tokenise again what a root already counted; 0 turns it off.
     token_memo_entries: Annotated[int, msgspec.Meta(ge=0, le=10_000_000)] = 100_000
     # Bigger files are not indexed.

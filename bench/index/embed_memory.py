@@ -52,7 +52,8 @@ def _patch(variant: str) -> None:
     """Change the embedder's onnxruntime and malloc settings for one variant."""
     import onnxruntime as ort
 
-    from lensmux.graph.embedding import embedder, heap, runtime
+    from lensmux.graph.embedding import embedder
+    from lensmux.graph.embedding.inference import heap, runtime
 
     if variant in ("before", "shrink-no-threshold", "no-arena", "no-mem-pattern", "trim-every-call"):
         heap.keep_large_blocks_mapped = lambda: False

@@ -113,7 +113,7 @@ def first_search(daemon: DaemonProc, tree: Tree) -> dict[str, Any]:
     """`lensmux search` from the focus directory of a root never indexed: time to its answer, and is it useful."""
     focus = tree.directory(FOCUS) / FOCUS
     # --root: without it the command takes the nearest project marker above its directory
-    # (daemon/cli/project_root.py), tornado's own setup.py, and indexes that sub-project alone.
+    # (daemon/cli/connect/project_root.py), tornado's own setup.py, and indexes that sub-project alone.
     argv = [
         LENSMUX,
         "search",

@@ -26,7 +26,7 @@ import numpy.typing as npt
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from lensmux.graph.embedding.store import ensure_model
+from lensmux.graph.embedding.model.store import ensure_model
 from lensmux.graph.index.sqlite.chunk_text import unpack
 
 Vectors = npt.NDArray[np.float32]

@@ -3,14 +3,14 @@
 Steps: the pairs of adapter_pairs.py (mined first if there are none); both sides embedded
 by the int8 all-MiniLM-L6-v2 lensmux builds (the vectors cached under
 bench/out/search/adapter/, keyed by the pairs file and the model id, since embedding
-is the slow part); graph.embedding.adapter_training.fit on the training split, the
+is the slow part); graph.embedding.query.adapter_training.fit on the training split, the
 validation split choosing the epoch; the factors written as float32 [2, dim, rank]
 in the adapter file format (query_adapter.encode: a JSON header with the model, width
 and checksum, then the .npy). Everything after embedding is seeded numpy in float64, so
 a second run gives the same bytes (the record's sha256 says which).
 
     python -m bench.search.adapter_build            # fit with the shipped settings, print, write nothing
-    python -m bench.search.adapter_build --write    # ... and write graph/embedding/<model>.adapter
+    python -m bench.search.adapter_build --write    # ... and write graph/embedding/query/<model>.adapter
     python -m bench.search.adapter_build --rank 64 --epochs 12 --label r64
 
 Output: bench/out/search/adapter/fit[-<label>].json (settings, history, validation MRR before/after).
@@ -32,8 +32,8 @@ import numpy.typing as npt
 
 from bench.runner import arg_parser
 from bench.search.adapter_pairs import ADAPTER_DIR, Pair, read_pairs
-from lensmux.graph.embedding.adapter_training import TrainConfig, apply_factors, fit, mrr
-from lensmux.graph.embedding.query_adapter import adapter_path, encode
+from lensmux.graph.embedding.query.adapter_training import TrainConfig, apply_factors, fit, mrr
+from lensmux.graph.embedding.query.query_adapter import adapter_path, encode
 
 __all__ = ["embedded_pairs"]
 

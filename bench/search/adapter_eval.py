@@ -22,7 +22,7 @@ from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, PROJECTS
 from bench.search.quality import SHIPPED, Bench, adapted_queries, open_bench, stage1_ranks
 from bench.search.ranking import rank_of, score
-from lensmux.graph.embedding.query_adapter import QueryAdapter, load_for
+from lensmux.graph.embedding.query.query_adapter import QueryAdapter, load_for
 
 __all__ = ["with_and_without"]
 

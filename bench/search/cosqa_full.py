@@ -199,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, Any] = {"BM25 baseline": bm25_scores(codes, [item.query for item in bench.items], answers)}
         results |= full_scores(bench, pool, answers, raw, "")
         if args.adapter:
-            from lensmux.graph.embedding.query_adapter import load_for
+            from lensmux.graph.embedding.query.query_adapter import load_for
 
             adapter = load_for(bench.offline.embedder.info().name, bench.offline.embedder.dim).adapter
             if adapter is None:

@@ -41,7 +41,7 @@ from bench.search.evaluate import summary_queries
 from bench.search.index_set import indexed
 from bench.search.offline import OfflineIndex
 from bench.search.ranking import EvalItem, group_queries, rank_of, sample, score
-from lensmux.graph.embedding.query_adapter import QueryAdapter
+from lensmux.graph.embedding.query.query_adapter import QueryAdapter
 from lensmux.graph.search import FusionWeights, SearchConfig
 from lensmux.graph.search.candidates import seeds as seeds_module
 

@@ -51,8 +51,8 @@ from bench.search.corpus import OUT_DIR, PROJECTS
 from bench.search.offline import NullGateway
 from bench.search.quality import SHIPPED, Bench, open_bench, stage1_ranks, use_query_adapter
 from bench.search.ranking import score
-from lensmux.graph.embedding.query_adapter import QueryAdapter, load_for
-from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
+from lensmux.graph.embedding.model.weights import DEFAULT_MODEL_NAME
+from lensmux.graph.embedding.query.query_adapter import QueryAdapter, load_for
 from lensmux.graph.search import SearchConfig, Weights
 from lensmux.graph.search.candidates.seeds import learning_rows
 from lensmux.graph.search.catalog import Catalog

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lensmux.daemon.cli.autostart import discover_runtime_dir
-from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, RemoteError
+from lensmux.daemon.cli.connect.autostart import discover_runtime_dir
+from lensmux.daemon.cli.connect.control_client import ControlClient, ControlClientError, RemoteError
 
 if TYPE_CHECKING:
     from lensmux.daemon.config import Config
@@ -88,8 +88,8 @@ def _call(args: argparse.Namespace, method: str, params: object, timeout: float 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Start or refresh indexing of a root; with --wait show progress, then a summary."""
-    from lensmux.daemon.cli.autostart import ensure_daemon
-    from lensmux.daemon.cli.progress_bar import ProgressBar
+    from lensmux.daemon.cli.connect.autostart import ensure_daemon
+    from lensmux.daemon.cli.views.progress_bar import ProgressBar
 
     root = str(Path(args.root).resolve())
     # As `search` does: a CI job running `lensmux index . --publish` has no daemon yet.
@@ -155,9 +155,9 @@ def cmd_model(args: argparse.Namespace) -> int:
     """`model build` builds the embedding model into the cache; `model info` shows it."""
     import msgspec
 
-    from lensmux.daemon.cli.progress_bar import ProgressBar
+    from lensmux.daemon.cli.views.progress_bar import ProgressBar
+    from lensmux.graph.embedding.model.store import build_model, model_info
     from lensmux.graph.embedding.spec import EmbeddingError
-    from lensmux.graph.embedding.store import build_model, model_info
 
     try:
         if args.action == "build":
@@ -182,11 +182,11 @@ def cmd_model(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Hybrid search as a person uses it: daemon and index on first use, readable results."""
-    from lensmux.daemon.cli.autostart import ensure_daemon
-    from lensmux.daemon.cli.index_wait import describe, ensure_indexed
-    from lensmux.daemon.cli.progress_bar import ProgressBar
-    from lensmux.daemon.cli.project_root import enclosing_project
-    from lensmux.daemon.cli.search_view import render_results, use_colour
+    from lensmux.daemon.cli.connect.autostart import ensure_daemon
+    from lensmux.daemon.cli.connect.index_wait import describe, ensure_indexed
+    from lensmux.daemon.cli.connect.project_root import enclosing_project
+    from lensmux.daemon.cli.views.progress_bar import ProgressBar
+    from lensmux.daemon.cli.views.search_view import render_results, use_colour
 
     runtime_dir = discover_runtime_dir(args.runtime_dir)
     here = Path.cwd()

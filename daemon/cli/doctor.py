@@ -17,7 +17,7 @@ from typing import Any
 from lensmux.adapters.base import AdapterError
 from lensmux.adapters.registry import adapter_for
 from lensmux.adapters.spec import ServerConfig
-from lensmux.daemon.cli.control_client import ControlClient, ControlClientError
+from lensmux.daemon.cli.connect.control_client import ControlClient, ControlClientError
 from lensmux.daemon.config import Config
 from lensmux.daemon.paths import control_socket
 

@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon.cli.autostart import discover_runtime_dir, ensure_daemon, wait_exited
-from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning
+from lensmux.daemon.cli.connect.autostart import discover_runtime_dir, ensure_daemon, wait_exited
+from lensmux.daemon.cli.connect.control_client import ControlClient, ControlClientError, DaemonNotRunning
 
 # Each command imports what only it uses: `lensmux client` runs as long as the editor or
-# agent that spawned it, and needs neither the configuration nor msgspec (daemon/cli/bridge.py).
+# agent that spawned it, and needs neither the configuration nor msgspec (daemon/cli/connect/bridge.py).
 
 
 def _runtime_dir(args: argparse.Namespace) -> Path:
@@ -49,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_client(args: argparse.Namespace) -> int:
     """Bridge stdio to a server socket."""
-    from lensmux.daemon.cli import bridge
+    from lensmux.daemon.cli.connect import bridge
 
     try:
         sock = bridge.connect_or_start(
@@ -62,8 +62,8 @@ def cmd_client(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """An MCP server on stdio over the running daemon."""
+    from lensmux.daemon.cli.connect.project_root import enclosing_project
     from lensmux.daemon.cli.mcp_server import serve_mcp
-    from lensmux.daemon.cli.project_root import enclosing_project
 
     root = Path(args.root).resolve() if args.root else enclosing_project(Path.cwd())
     if not root.is_dir():
@@ -85,7 +85,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(status, indent=2))
         return 0
-    from lensmux.daemon.cli.status_view import render_status
+    from lensmux.daemon.cli.views.status_view import render_status
 
     print(render_status(status))
     return 0

@@ -23,9 +23,9 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from lensmux.daemon.cli.autostart import ensure_daemon
-from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning, RemoteError
-from lensmux.daemon.cli.index_wait import describe, ensure_indexed
+from lensmux.daemon.cli.connect.autostart import ensure_daemon
+from lensmux.daemon.cli.connect.control_client import ControlClient, ControlClientError, DaemonNotRunning, RemoteError
+from lensmux.daemon.cli.connect.index_wait import describe, ensure_indexed
 
 log = logging.getLogger("lensmux.mcp")
 

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from lensmux.graph.embedding import heap
+from lensmux.graph.embedding.inference import heap
 
 
 async def release_task(embedder_of: Callable[[], Any], after: float, on_release: Callable[[], None]) -> None:

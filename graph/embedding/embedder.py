@@ -29,9 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 
-from lensmux.graph.embedding.cache import Manifest
-from lensmux.graph.embedding.query_adapter import AdapterChoice, QueryAdapter, choose, fit_width
-from lensmux.graph.embedding.runtime import (
+from lensmux.graph.embedding.inference.runtime import (
     PROVIDERS,
     SessionIO,
     available_cores,
@@ -40,11 +38,13 @@ from lensmux.graph.embedding.runtime import (
     pool,
     run_session,
 )
+from lensmux.graph.embedding.inference.token_memo import TokenMemo
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model.cache import Manifest
+from lensmux.graph.embedding.model.store import CachedModel, Precision, ProgressCallback, ensure_model
+from lensmux.graph.embedding.model.weights import DEFAULT_MODEL_NAME
+from lensmux.graph.embedding.query.query_adapter import AdapterChoice, QueryAdapter, choose, fit_width
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelSpec, ModelSpecInvalid, read_model_spec
-from lensmux.graph.embedding.store import CachedModel, Precision, ProgressCallback, ensure_model
-from lensmux.graph.embedding.token_memo import TokenMemo
-from lensmux.graph.embedding.tokenizer import TextTokenizer
-from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lensmux.adapters.base import ServerNotInstalled
-from lensmux.adapters.clangd import BACKGROUND_INDEX_TOKEN
+from lensmux.adapters.clangd.clangd import BACKGROUND_INDEX_TOKEN
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import ConfigInvalid, load_config
 

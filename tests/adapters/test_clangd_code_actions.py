@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lensmux.adapters.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
 from lensmux.adapters.spec import ServerConfig
 
 CLANGD = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))

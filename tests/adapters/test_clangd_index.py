@@ -1,4 +1,4 @@
-"""clangd's cross-file answers as the client's own opens make them (adapters/clangd_index.py).
+"""clangd's cross-file answers as the client's own opens make them (adapters/clangd/clangd_index.py).
 
 The shared answers below are what clangd 22 answered in /tmp experiments, reduced to
 file and range: main.c asks references of `add`; util.c, intl.c are other clients' files.
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.clangd_index import incoming_calls_for, references_for
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd_index import incoming_calls_for, references_for
 from lensmux.adapters.spec import ServerConfig
 
 P = "file:///p/"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.clangd_wording import fold_related
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd_wording import fold_related
 from lensmux.adapters.spec import ServerConfig
 
 URI = "file:///w/src/intl.c"

@@ -23,8 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lensmux.adapters.base import Adapter
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 
 PAIRS = Path(os.environ.get("LENSMUX_HOVER_PAIRS") or Path(__file__).parent / "hover")

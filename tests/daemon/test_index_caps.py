@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lensmux.daemon.cli.status_view import render_indexes
+from lensmux.daemon.cli.views.status_view import render_indexes
 from lensmux.daemon.config import Config, ConfigInvalid, DaemonConfig, HybridSearchConfig, IndexSettings, load_config
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry

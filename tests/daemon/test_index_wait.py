@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lensmux.daemon.cli.index_wait import ready_for_search
+from lensmux.daemon.cli.connect.index_wait import ready_for_search
 
 RUNNING = {"running": True, "chunks": 40, "focus_left": 0}
 

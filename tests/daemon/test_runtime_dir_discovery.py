@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from lensmux.daemon import paths
-from lensmux.daemon.cli.autostart import discover_runtime_dir
+from lensmux.daemon.cli.connect.autostart import discover_runtime_dir
 
 
 def test_without_xdg_runtime_dir_the_session_directory_comes_before_tmp(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from lensmux.daemon.cli.splice import HIGH_WATER, Splice
+from lensmux.daemon.cli.connect.splice import HIGH_WATER, Splice
 
 # Larger than a pipe's buffer and the splice's high-water mark, so both directions back up.
 BIG = 1024 * 1024 + 17

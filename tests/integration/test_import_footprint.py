@@ -92,7 +92,7 @@ async def test_the_bridge_imports_neither_the_multiplexer_nor_the_search_stack(
         pid = client.pid
     assert pid is not None
     imported = _imported(out, pid)
-    assert "lensmux.daemon.cli.bridge" in imported  # the probe saw the bridge
+    assert "lensmux.daemon.cli.connect.bridge" in imported  # the probe saw the bridge
     # An event loop library (asyncio imports ssl) was 10 of the bridge's 27 MiB; a selector does its work.
     unused = ("lensmux.daemon.mux", "lensmux.daemon.config", "lensmux.adapters", "msgspec", "asyncio", "ssl", "uvloop")
     assert _among(imported, (*unused, *SEARCH_STACK)) == []

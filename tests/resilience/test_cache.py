@@ -20,7 +20,7 @@ from lensmux.daemon.mux.instance import Instance, InstanceKey
 pytestmark = [pytest.mark.anyio]
 
 # The fake server never says it has discovered its workspace; these tests are
-# about the cache after the warm-up (tests/daemon/mux/test_warmup.py covers it).
+# about the cache after the warm-up (tests/daemon/mux/lifecycle/test_warmup.py covers it).
 _NO_WARMUP = "[daemon.cache]\nwarmup_quiet = 0.001\n"
 
 

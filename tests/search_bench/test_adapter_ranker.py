@@ -16,7 +16,7 @@ import pytest
 
 from bench.search import adapter_ranker, train_ranker
 from bench.search.quality import use_query_adapter
-from lensmux.graph.embedding.query_adapter import QueryAdapter
+from lensmux.graph.embedding.query.query_adapter import QueryAdapter
 from lensmux.graph.search.ranker import FEATURES
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.embedding.store import CachedModel, ensure_model
+from lensmux.graph.embedding.model.store import CachedModel, ensure_model
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lensmux.graph.embedding.embedder import Embedder, plan_batches
-from lensmux.graph.embedding.tokenizer import TextTokenizer
-from lensmux.graph.embedding.weights import locate_packaged_model
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model.weights import locate_packaged_model
 
 SHORT = "open the socket"
 LONGER = [

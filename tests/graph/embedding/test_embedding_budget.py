@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from lensmux.graph.embedding.embedder import DEFAULT_TOKEN_BUDGET, Embedder
-from lensmux.graph.embedding.store import CachedModel
+from lensmux.graph.embedding.model.store import CachedModel
 
 
 @pytest.mark.slow

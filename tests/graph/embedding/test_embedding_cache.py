@@ -10,12 +10,12 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from lensmux.graph.embedding import store
-from lensmux.graph.embedding import weights as weights_module
-from lensmux.graph.embedding.cache import MANIFEST_FILE, default_cache_root, read_manifest
 from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.model import store
+from lensmux.graph.embedding.model import weights as weights_module
+from lensmux.graph.embedding.model.cache import MANIFEST_FILE, default_cache_root, read_manifest
+from lensmux.graph.embedding.model.store import CachedModel, ensure_model, model_info
 from lensmux.graph.embedding.spec import ModelBuildFailed
-from lensmux.graph.embedding.store import CachedModel, ensure_model, model_info
 
 
 class Stages:

@@ -13,6 +13,8 @@ import pytest
 from onnx import TensorProto, helper
 
 from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model.store import CachedModel
 from lensmux.graph.embedding.spec import (
     SPEC_FILE,
     ModelNotInstalled,
@@ -22,8 +24,6 @@ from lensmux.graph.embedding.spec import (
     encode_spec,
     read_model_spec,
 )
-from lensmux.graph.embedding.store import CachedModel
-from lensmux.graph.embedding.tokenizer import TextTokenizer
 
 TEXTS = [
     "parse the config file and fall back to defaults",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from lensmux.graph.embedding.embedder import Embedder, padded_widths, plan_batches
-from lensmux.graph.embedding.store import CachedModel
+from lensmux.graph.embedding.model.store import CachedModel
 
 pytestmark = pytest.mark.slow
 

@@ -15,11 +15,11 @@ import pytest
 from safetensors.numpy import load_file, save_file
 from tokenizers import Tokenizer
 
-from lensmux.graph.embedding import weights as weights_module
 from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.model import weights as weights_module
+from lensmux.graph.embedding.model.store import CachedModel
+from lensmux.graph.embedding.model.weights import load_bert_weights, locate_packaged_model
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelNotInstalled
-from lensmux.graph.embedding.store import CachedModel
-from lensmux.graph.embedding.weights import load_bert_weights, locate_packaged_model
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]

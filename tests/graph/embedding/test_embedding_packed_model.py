@@ -10,10 +10,10 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from lensmux.graph.embedding import models
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.embedding.onnx_builder import build_encoder
-from lensmux.graph.embedding.packed_q4 import dequantize_q4, read_packed
+from lensmux.graph.embedding.model import models
+from lensmux.graph.embedding.model.onnx_builder import build_encoder
+from lensmux.graph.embedding.model.packed_q4 import dequantize_q4, read_packed
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelNotInstalled, ModelSpec
 
 H, LAYERS, HEADS, FFN, POSITIONS, TYPES = 32, 1, 2, 64, 40, 2

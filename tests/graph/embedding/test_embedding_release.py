@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.embedding.store import CachedModel
+from lensmux.graph.embedding.model.store import CachedModel
 
 TEXTS = ["def parse_header(block): return int(block)", "a function that reads a config file"]
 
@@ -20,7 +20,7 @@ def test_a_released_model_embeds_bit_identically_after_loading_again(
     tokens = embedder.count_tokens(TEXTS[0])
     released = embedder.release_if_idle(0.0)
     loaded_after_release = embedder.loaded
-    # A count it has made is remembered (graph/embedding/token_memo.py): no need for the model.
+    # A count it has made is remembered (graph/embedding/inference/token_memo.py): no need for the model.
     tokens_again = embedder.count_tokens(TEXTS[0])
     loaded_after_a_remembered_count = embedder.loaded
     new_text_tokens = embedder.count_tokens(TEXTS[1])

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.embedding.store import CachedModel
-from lensmux.graph.embedding.token_memo import TokenMemo
-from lensmux.graph.embedding.tokenizer import TextTokenizer
+from lensmux.graph.embedding.inference.token_memo import TokenMemo
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model.store import CachedModel
 
 TEXTS = [
     "# python tornado/httputil.py function parse_headers\nparse headers httputil\ndef parse_headers(data):",

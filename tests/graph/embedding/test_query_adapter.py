@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lensmux.graph.embedding import adapter_training, query_adapter
-from lensmux.graph.embedding.adapter_training import TrainConfig, apply_factors, fit, mrr
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.embedding.query_adapter import AdapterInvalid, QueryAdapter, adapter_path, encode, load_for
-from lensmux.graph.embedding.store import CachedModel
+from lensmux.graph.embedding.model.store import CachedModel
+from lensmux.graph.embedding.query import adapter_training, query_adapter
+from lensmux.graph.embedding.query.adapter_training import TrainConfig, apply_factors, fit, mrr
+from lensmux.graph.embedding.query.query_adapter import AdapterInvalid, QueryAdapter, adapter_path, encode, load_for
 
 DIM = 24
 MODEL = "all-MiniLM-L6-v2"

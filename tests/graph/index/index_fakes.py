@@ -2,7 +2,7 @@
 
 Both are deterministic and need no model or language server (tests/support/graph_fakes.py),
 so the tests can count calls and inject failures. Real servers are exercised in
-test_index_real_servers.py.
+builder/test_index_real_servers.py.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from typing import Any
 from daemon.mux.mux_stubs import StubClient
 
 from lensmux.adapters.base import Adapter
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.progress.prologue import MAX_NOTIFICATIONS, CreateToken, Greeting, Prologue
 from lensmux.daemon.wire import envelope as ev

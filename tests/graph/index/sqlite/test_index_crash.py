@@ -24,7 +24,7 @@ from lensmux.graph.index import Indexer, VectorIndex
 from lensmux.graph.index.records import VectorPointer
 from lensmux.graph.index.sqlite.chunk_text import register_functions, unpack
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1]  # tests/graph/index, where index_fakes lives
 # index_fakes imports the shared fakes from tests/support.
 TESTS = HERE.parent.parent
 

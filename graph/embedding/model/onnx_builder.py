@@ -26,9 +26,9 @@ import numpy.typing as npt
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from lensmux.graph.embedding import int8_ops
+from lensmux.graph.embedding.model import int8_ops
+from lensmux.graph.embedding.model.weights import BertWeights
 from lensmux.graph.embedding.spec import ModelBuildFailed
-from lensmux.graph.embedding.weights import BertWeights
 
 # Bump whenever the graph changes, so caches built by older code are rebuilt.
 BUILDER_VERSION = "2"

@@ -8,9 +8,9 @@ from typing import Any
 
 import msgspec
 
-from lensmux.adapters import pyright_hover
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
+from lensmux.adapters.pyright import pyright_hover
 
 # pyright's last word on enumerating the workspace ("Found 12 source files",
 # "No source files found."), logged at information level.
@@ -115,7 +115,7 @@ class PyrightAdapter(Adapter):
         }
 
     def plaintext_hover(self, markdown: str) -> str | None:
-        """pyright's plaintext hover: its parts without fences, the docstring read back (adapters/pyright_hover.py)."""
+        """pyright's plaintext hover: its parts without fences, the docstring read back (pyright_hover.py)."""
         return pyright_hover.plaintext_hover(markdown)
 
     def indexing(self) -> bool:

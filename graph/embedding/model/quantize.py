@@ -14,21 +14,21 @@ import numpy as np
 import numpy.typing as npt
 import onnx
 
-from lensmux.graph.embedding.onnx_builder import build_encoder
-from lensmux.graph.embedding.runtime import (
+from lensmux.graph.embedding.inference.runtime import (
     SessionIO,
     available_cores,
     open_session,
     run_session,
 )
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model.onnx_builder import build_encoder
+from lensmux.graph.embedding.model.weights import BertWeights
 from lensmux.graph.embedding.spec import CacheUnavailable, EmbeddingError, ModelBuildFailed
-from lensmux.graph.embedding.tokenizer import TextTokenizer
-from lensmux.graph.embedding.weights import BertWeights
 
 log = logging.getLogger(__name__)
 
 QUANTIZATION = {
-    "method": "lensmux.graph.embedding.int8_ops",
+    "method": "lensmux.graph.embedding.model.int8_ops",
     "weight_type": "QInt8",
     "per_channel": "true",
     "activations": "per-token symmetric int8 (uint8, zero point 128)",

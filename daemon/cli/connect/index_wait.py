@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lensmux.daemon.cli.control_client import ControlClient, RemoteError
+from lensmux.daemon.cli.connect.control_client import ControlClient, RemoteError
 
 Progress = Callable[[dict[str, Any]], None]
 

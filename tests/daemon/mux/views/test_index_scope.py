@@ -9,7 +9,7 @@ from typing import Any
 import msgspec
 from daemon.mux.mux_stubs import StubInstance, stub
 
-from lensmux.adapters.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.documents.documents import DocumentStore
 from lensmux.daemon.mux.views import index_scope

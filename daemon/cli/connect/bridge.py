@@ -18,9 +18,9 @@ import sys
 import threading
 from pathlib import Path
 
-from lensmux.daemon.cli.autostart import ensure_daemon
-from lensmux.daemon.cli.control_client import ControlClientError
-from lensmux.daemon.cli.splice import Splice
+from lensmux.daemon.cli.connect.autostart import ensure_daemon
+from lensmux.daemon.cli.connect.control_client import ControlClientError
+from lensmux.daemon.cli.connect.splice import Splice
 from lensmux.daemon.paths import server_socket
 
 

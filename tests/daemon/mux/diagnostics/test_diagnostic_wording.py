@@ -8,7 +8,7 @@ from typing import Any
 from adapters.test_clangd_wording import STRUCTURED, URI
 from daemon.mux.mux_stubs import StubInstance, stub
 
-from lensmux.adapters.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.diagnostics import diagnostic_wording, diagnostics
 from lensmux.daemon.wire import envelope as ev

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from lensmux.daemon import paths
-from lensmux.daemon.cli.control_client import ControlClient, ControlClientError, DaemonNotRunning
+from lensmux.daemon.cli.connect.control_client import ControlClient, ControlClientError, DaemonNotRunning
 
 AUTOSTART_WAIT = 30.0
 # How long a starter waits for its own child to exit after another daemon won.

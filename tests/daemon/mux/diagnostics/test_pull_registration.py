@@ -9,7 +9,7 @@ from typing import Any
 from daemon.mux.mux_stubs import PUSH, StubInstance, stub
 from msgspec import Raw
 
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.diagnostics import diagnostics, diagnostics_nudge
 from lensmux.daemon.mux.views.client_view import initialize_result_for

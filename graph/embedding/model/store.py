@@ -26,17 +26,19 @@ import msgspec
 import onnx
 import onnxruntime
 
-from lensmux.graph.embedding import cache
-from lensmux.graph.embedding.cache import Manifest, VerifiedEntry
-from lensmux.graph.embedding.models import PackagedModel, packaged_model
-from lensmux.graph.embedding.onnx_builder import BUILDER_VERSION, OUTPUT, build_encoder
-from lensmux.graph.embedding.quantize import (
+from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
+from lensmux.graph.embedding.model import cache
+from lensmux.graph.embedding.model.cache import Manifest, VerifiedEntry
+from lensmux.graph.embedding.model.models import PackagedModel, packaged_model
+from lensmux.graph.embedding.model.onnx_builder import BUILDER_VERSION, OUTPUT, build_encoder
+from lensmux.graph.embedding.model.quantize import (
     QUANTIZATION,
     check_agreement,
     mean_cosine,
     probe,
     quantize_int8,
 )
+from lensmux.graph.embedding.model.weights import DEFAULT_MODEL_NAME
 from lensmux.graph.embedding.spec import (
     DEFAULT_MAX_TOKENS,
     SPEC_FILE,
@@ -48,8 +50,6 @@ from lensmux.graph.embedding.spec import (
     decode_spec,
     encode_spec,
 )
-from lensmux.graph.embedding.tokenizer import TextTokenizer
-from lensmux.graph.embedding.weights import DEFAULT_MODEL_NAME
 
 log = logging.getLogger(__name__)
 

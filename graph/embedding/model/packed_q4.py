@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from lensmux.graph.embedding.model.weights import BertConfig, BertWeights, FloatArray, expected_shapes
 from lensmux.graph.embedding.spec import ModelCorrupt
-from lensmux.graph.embedding.weights import BertConfig, BertWeights, FloatArray, expected_shapes
 
 MAGIC = b"E5S1"
 _BLOCK = 32  # weights per Q4_0 block

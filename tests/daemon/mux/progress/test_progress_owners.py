@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from daemon.mux.mux_stubs import StubInstance, stub
 
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux import server_requests, server_routing
 from lensmux.daemon.mux.progress import request_progress

@@ -1,0 +1,1 @@
+"""OmniSharp: `-lsp`, `--hostPID`, solution discovery and dynamic registrations."""

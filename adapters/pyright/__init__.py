@@ -1,0 +1,1 @@
+"""pyright: configuration, analysis progress, workspace discovery, broken cancels, its hover in plaintext."""

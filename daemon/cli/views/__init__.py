@@ -1,0 +1,1 @@
+"""What the commands print: status, search results, a progress bar."""

@@ -1,0 +1,1 @@
+"""Running the model: the tokenizer and its remembered counts, the onnxruntime session, the heap after a run."""
