@@ -1,15 +1,31 @@
-"""Small source trees for the search tests, and a helper that indexes one with the real Indexer."""
+"""Small source trees for the search tests, and a helper that indexes one in either index store.
+
+`indexed` builds a tree's index with the real Indexer; on the team store (issue 24) that index
+is then published into a fresh team database as a snapshot and the search reads the snapshot.
+Which store is the `search_store` fixture's choice (tests/graph/search/conftest.py): every
+test module that indexes through `indexed` runs once per store.
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from search_fakes import FakeEmbedder, FakeSymbolSource
 from support.projects import write_files
 
-from lensmux.graph.index import Indexer
+from lensmux.graph.index import Indexer, IndexReader, VectorReader
+from lensmux.graph.index.postgres.publish import copy_files, publish
+from lensmux.graph.index.postgres.store import TeamStore
+from lensmux.graph.index.postgres.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.writer import SnapshotStore
+
+# The stores the search suite runs on: the embedded SQLite + hnswlib index, and the team store
+# (PostgreSQL + pgvector) read through a published snapshot.
+STORES = ("sqlite", "postgres")
 
 UPLOADER = {
     "pkg/__init__.py": "",
@@ -131,10 +147,75 @@ def hub_project(callers: int = 30) -> dict[str, str]:
     }
 
 
+class SearchedIndex(Protocol):
+    """One root's index as the search tests use it, in either store (engine.py's SearchIndex, and writes)."""
+
+    @property
+    def root(self) -> Path: ...
+
+    @property
+    def store(self) -> IndexReader: ...
+
+    @property
+    def vectors(self) -> VectorReader: ...
+
+    async def reindex_file(self, path: str | Path) -> bool:
+        """Re-read one file into this store, as the daemon does after a save; True when it changed."""
+        ...
+
+
+@dataclass
+class TeamIndex:
+    """A tree's published team snapshot, searched through the snapshot's own reader and vectors.
+
+    `local` is the Indexer the snapshot was published from; a rewrite goes through it and is
+    copied into the snapshot by publish.py's copy_files, the team store's own write path.
+    """
+
+    local: Indexer
+    store: SnapshotStore
+    vectors: SnapshotVectors
+
+    @property
+    def root(self) -> Path:
+        return self.local.root
+
+    async def reindex_file(self, path: str | Path) -> bool:
+        changed = await self.local.reindex_file(path)
+        rel = self.local.store.relative(path)
+        assert rel is not None, f"{path} is outside {self.root}"
+        copy_files(self.local.store, self.local.vectors, self.store, self.vectors, [rel])
+        return changed
+
+
+@dataclass
+class StoreChoice:
+    """The store `indexed` builds in; set for each test by the `search_store` fixture."""
+
+    store: str = "sqlite"
+    team_dsn: str | None = None
+
+
+CHOICE = StoreChoice()
+
+
 @contextlib.asynccontextmanager
-async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> AsyncIterator[Indexer]:
-    """A real Indexer over the tree, fully indexed with the fake embedder and ast symbols."""
+async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> AsyncIterator[SearchedIndex]:
+    """The tree fully indexed with the fake embedder and ast symbols, in the store of CHOICE."""
     root = write_files(tmp_path / name, files).resolve()
     async with Indexer(root, tmp_path / f"{name}-state", FakeEmbedder(), FakeSymbolSource()) as ix:
         await ix.index_all()
-        yield ix
+        if CHOICE.store == "sqlite":
+            yield ix
+            return
+        assert CHOICE.team_dsn is not None, "the search_store fixture sets the team database"
+        team = TeamStore(CHOICE.team_dsn)
+        try:
+            published = publish(
+                team, root, ix.store, ix.vectors, repo=name, commit="c1", model_id=ix.model_id, dim=ix.embedder.dim
+            )
+            hnsw = ix.config.hnsw
+            store, vectors = team.open(root, published.snapshot, ef_search=hnsw.ef_search, exact_below=hnsw.exact_below)
+            yield TeamIndex(ix, store, vectors)
+        finally:
+            team.close()

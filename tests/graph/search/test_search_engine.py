@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
@@ -24,7 +24,7 @@ from lensmux.graph.search import (
 pytestmark = pytest.mark.anyio
 
 
-def _engine(ix: Indexer, *, vectors: bool = True, **gateway: Any) -> HybridSearchEngine:
+def _engine(ix: SearchedIndex, *, vectors: bool = True, **gateway: Any) -> HybridSearchEngine:
     embed = FakeEmbedder().embed_query if vectors else None
     return HybridSearchEngine(FakeGateway(ix.root, **gateway), embed_query=embed)
 

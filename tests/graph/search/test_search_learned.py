@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway, FakeSymbolSource
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, SearchRequest, SearchResponse, learn_round
@@ -26,13 +26,13 @@ RETRY = (
 ANCHOR_ONLY = SearchConfig(expand_seeds=0)
 
 
-async def _search(ix: Indexer, gateway: FakeGateway, query: str = "`backoff_send`") -> SearchResponse:
+async def _search(ix: SearchedIndex, gateway: FakeGateway, query: str = "`backoff_send`") -> SearchResponse:
     engine = HybridSearchEngine(gateway, embed_query=FakeEmbedder().embed_query, config=ANCHOR_ONLY)
     request = SearchRequest(query=query, top_k=20, config_overrides=Overrides(max_graph_depth=1))
     return await engine.search(request, ix)
 
 
-async def _search_after_write(ix: Indexer, rel: str, text: str) -> tuple[FakeGateway, SearchResponse]:
+async def _search_after_write(ix: SearchedIndex, rel: str, text: str) -> tuple[FakeGateway, SearchResponse]:
     """Learn by searching once, write `rel` and re-index it, search again; the second search's gateway and answer."""
     await _search(ix, FakeGateway(ix.root))
     (ix.root / rel).write_text(text)
@@ -116,8 +116,10 @@ async def test_learning_rounds_cover_every_symbol_before_any_search(tmp_path: Pa
     assert "expanded:calls:Uploader.backoff_send" in _reasons(response)[UPLOAD]
 
 
+@pytest.mark.embedded_store("it drops the SQLite file's learned tables; the team schema is migrated as a whole")
 async def test_an_index_written_before_the_learned_tables_gains_them(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         db, root, state = ix.store.path, ix.root, ix.store.directory
     conn = sqlite3.connect(db)
     conn.executescript("DROP TABLE learned_edges; DROP TABLE learned;")
