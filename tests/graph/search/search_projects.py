@@ -9,6 +9,7 @@ test module that indexes through `indexed` runs once per store.
 from __future__ import annotations
 
 import contextlib
+import subprocess
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +23,13 @@ from lensmux.graph.index.postgres.publish import copy_files, publish
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.index.postgres.vectors import SnapshotVectors
 from lensmux.graph.index.postgres.writer import SnapshotStore
+from lensmux.graph.index.team.shared import OverlayIndex, SharedIndex, attach, detach, publish_root
 
-# The stores the search suite runs on: the embedded SQLite + hnswlib index, and the team store
-# (PostgreSQL + pgvector) read through a published snapshot.
-STORES = ("sqlite", "postgres")
+# The stores the search suite runs on: the embedded SQLite + hnswlib index; the team store
+# (PostgreSQL + pgvector) read through a published snapshot's own reader and vectors; and a
+# second checkout's view of that snapshot, the overlay the daemon searches for a root on the
+# team store (daemon/search/indexing.py RootIndex.search_index).
+STORES = ("sqlite", "postgres", "overlay")
 
 UPLOADER = {
     "pkg/__init__.py": "",
@@ -189,6 +193,35 @@ class TeamIndex:
 
 
 @dataclass
+class OverlaidIndex:
+    """A root laid over the team's snapshot of its commit, as the daemon attaches it (team/shared.py).
+
+    `local` is the root's own Indexer, which indexes only the files whose content differs from
+    the snapshot; the search reads OverlayIndex, the mask read again first as the search
+    service does before each search.
+    """
+
+    local: Indexer
+    shared: SharedIndex
+
+    @property
+    def root(self) -> Path:
+        return self.local.root
+
+    @property
+    def store(self) -> IndexReader:
+        self.shared.reader.refresh()
+        return OverlayIndex(self.shared).store
+
+    @property
+    def vectors(self) -> VectorReader:
+        return OverlayIndex(self.shared).vectors
+
+    async def reindex_file(self, path: str | Path) -> bool:
+        return await self.local.reindex_file(path)
+
+
+@dataclass
 class StoreChoice:
     """The store `indexed` builds in; set for each test by the `search_store` fixture."""
 
@@ -209,6 +242,10 @@ async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> 
             yield ix
             return
         assert CHOICE.team_dsn is not None, "the search_store fixture sets the team database"
+        if CHOICE.store == "overlay":
+            async with _overlaid(ix, tmp_path / f"{name}-overlay-state", CHOICE.team_dsn) as overlaid:
+                yield overlaid
+            return
         team = TeamStore(CHOICE.team_dsn)
         try:
             published = publish(
@@ -219,3 +256,21 @@ async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> 
             yield TeamIndex(ix, store, vectors)
         finally:
             team.close()
+
+
+@contextlib.asynccontextmanager
+async def _overlaid(publisher: Indexer, state: Path, dsn: str) -> AsyncIterator[OverlaidIndex]:
+    """The tree committed and published by `publisher` (the daemon's `lensmux index --publish`), then attached."""
+    root = publisher.root
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c1"]):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+    publish_root(dsn, publisher)
+    async with Indexer(root, state, FakeEmbedder(), FakeSymbolSource()) as local:
+        shared = attach(dsn, local)
+        assert shared is not None, "the commit was just published"
+        try:
+            await local.index_all()
+            assert not local.local_paths(), "every file is the snapshot's: nothing indexed here"
+            yield OverlaidIndex(local, shared)
+        finally:
+            detach(shared, local)
