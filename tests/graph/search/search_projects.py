@@ -1,9 +1,10 @@
 """Small source trees for the search tests, and a helper that indexes one in either index store.
 
 `indexed` builds a tree's index with the real Indexer; on the team store (issue 24) that index
-is then published into a fresh team database as a snapshot and the search reads the snapshot.
-Which store is the `search_store` fixture's choice (tests/graph/search/conftest.py): every
-test module that indexes through `indexed` runs once per store.
+is then published into a fresh team database as a snapshot and the search reads the snapshot
+itself ("postgres") or, as the daemon does for a root on the team store, the overlay of a second
+checkout's local index on it ("overlay"). Which is the `search_store` fixture's choice
+(tests/graph/conftest.py): every test that indexes through `indexed` runs once per store.
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def hub_project(callers: int = 30) -> dict[str, str]:
 
 
 class SearchedIndex(Protocol):
-    """One root's index as the search tests use it, in either store (engine.py's SearchIndex, and writes)."""
+    """One root's index as the search tests use it, in any of STORES (engine.py's SearchIndex, and writes)."""
 
     @property
     def root(self) -> Path: ...
