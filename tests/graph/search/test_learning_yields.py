@@ -20,9 +20,15 @@ from search_projects import UPLOADER, indexed
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.graph.index import Indexer
 from lensmux.graph.search import SearchConfig
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    # The daemon's learner asks and stores through a root's local Indexer (RootIndex.indexer) on
+    # either store; what this module tests is when it yields, not where it writes.
+    pytest.mark.embedded_store("the daemon's learner runs on RootIndex.indexer, the local index, on both stores"),
+]
 
 
 class ClientSpeaksGateway(FakeGateway):
@@ -51,6 +57,7 @@ class ClientSpeaksGateway(FakeGateway):
 
 async def test_a_round_sends_nothing_more_once_a_client_speaks_and_is_asked_again_later(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         entry = RootIndex(ix.root, ix)
         indexes = cast(IndexService, type("Indexes", (), {"roots": {ix.root: entry}})())
         gateway = ClientSpeaksGateway(ix.root, speak_at=2)
@@ -74,6 +81,7 @@ async def test_a_round_sends_nothing_more_once_a_client_speaks_and_is_asked_agai
 
 async def test_nothing_is_learned_while_any_root_is_being_indexed(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         learnable = RootIndex(ix.root, ix, finished_at=1.0)
         # A clone being indexed right after the repository: its run goes first.
         clone = RootIndex(tmp_path / "clone", ix, running=True)

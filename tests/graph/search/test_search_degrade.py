@@ -7,9 +7,8 @@ from typing import Any
 
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 
-from lensmux.graph.index import Indexer
 from lensmux.graph.search import (
     HybridSearchEngine,
     NoServer,
@@ -28,13 +27,13 @@ def _ranking(response: SearchResponse) -> list[tuple[str, float]]:
     return [(s.id, s.score) for s in response.ranked_symbols]
 
 
-async def _stage_one(ix: Indexer) -> SearchResponse:
+async def _stage_one(ix: SearchedIndex) -> SearchResponse:
     engine = HybridSearchEngine(FakeGateway(ix.root), embed_query=FakeEmbedder().embed_query)
     return await engine.search(SearchRequest(query=QUERY, config_overrides=Overrides(max_graph_depth=0)), ix)
 
 
 async def _degraded(
-    ix: Indexer, config: SearchConfig | None = None, **faults: Any
+    ix: SearchedIndex, config: SearchConfig | None = None, **faults: Any
 ) -> tuple[SearchResponse, FakeGateway]:
     gateway = FakeGateway(ix.root, **faults)
     engine = HybridSearchEngine(gateway, embed_query=FakeEmbedder().embed_query, config=config)

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
@@ -24,7 +24,7 @@ from lensmux.graph.search import (
 pytestmark = pytest.mark.anyio
 
 
-def _engine(ix: Indexer, *, vectors: bool = True, **gateway: Any) -> HybridSearchEngine:
+def _engine(ix: SearchedIndex, *, vectors: bool = True, **gateway: Any) -> HybridSearchEngine:
     embed = FakeEmbedder().embed_query if vectors else None
     return HybridSearchEngine(FakeGateway(ix.root, **gateway), embed_query=embed)
 
@@ -206,3 +206,18 @@ async def test_rrf_fusion_is_still_available_and_ranks_the_same_function_first(t
         )
         rrf = await rrf_engine.search(SearchRequest(query=query, top_k=5), ix)
     assert convex.ranked_symbols[0].name == rrf.ranked_symbols[0].name == "backoff_send"
+
+
+async def test_a_rewritten_file_answers_with_its_new_text_only(tmp_path: Path) -> None:
+    # On a root laid over a team snapshot the file moves to the local side; its shared rows must
+    # answer no more (graph/index/team/overlay.py's mask). Every symbol moves down two lines.
+    query = SearchRequest(query="where is `put_object` of `Storage` defined", top_k=20)
+    async with indexed(tmp_path, UPLOADER) as ix:
+        before = _ids(await _engine(ix).search(query, ix))
+        storage = ix.root / "pkg/storage.py"
+        storage.write_text("\n\n" + storage.read_text())
+        await ix.reindex_file(storage)
+        after = _ids(await _engine(ix).search(query, ix))
+    assert "pkg/storage.py:Storage.put_object:6" in before
+    assert "pkg/storage.py:Storage.put_object:8" in after
+    assert not {i for i in after if i.startswith("pkg/storage.py:")} & set(before), "nothing of the old text"

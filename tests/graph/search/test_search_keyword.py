@@ -5,16 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 
-from lensmux.graph.index import Indexer
 from lensmux.graph.search.candidates.anchors import Mention, extract_mentions
 from lensmux.graph.search.candidates.seeds import keyword_expression
 
 pytestmark = pytest.mark.anyio
 
 
-def _names(ix: Indexer, expression: str | None, k: int = 5) -> list[str]:
+def _names(ix: SearchedIndex, expression: str | None, k: int = 5) -> list[str]:
     assert expression is not None
     names = []
     for cid, _ in ix.store.fts_search(expression, k):

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import indexed
+from search_projects import SearchedIndex, indexed
 
-from lensmux.graph.index import Indexer
 from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, SearchRequest, SearchResponse
 
 pytestmark = pytest.mark.anyio
@@ -58,7 +57,7 @@ def _ledger() -> dict[str, str]:
     }
 
 
-async def _search(ix: Indexer, overrides: Overrides | None = None) -> SearchResponse:
+async def _search(ix: SearchedIndex, overrides: Overrides | None = None) -> SearchResponse:
     # The fill is off by default; these tests turn it on as the localization benchmark measured it.
     config = SearchConfig(neighbour_protect=PROTECT, neighbour_from=10)
     engine = HybridSearchEngine(FakeGateway(ix.root), embed_query=FakeEmbedder().embed_query, config=config)

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import numpy
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway
-from search_projects import UPLOADER, indexed
+from search_projects import UPLOADER, SearchedIndex, indexed
 
-from lensmux.graph.index import Indexer, LspRange
+from lensmux.graph.index import LspRange
 from lensmux.graph.search import HybridSearchEngine, SearchConfig, SearchRequest
 from lensmux.graph.search import ranker as ranker_module
 from lensmux.graph.search.candidates.anchors import TIER_SYMBOL, AnchorSet
@@ -224,7 +224,7 @@ def test_anchors_stay_above_whatever_the_model_prefers() -> None:
     assert all(0.0 <= s.relevance <= 1.0 for s in seeds)
 
 
-def _engine(ix: Indexer, config: SearchConfig) -> HybridSearchEngine:
+def _engine(ix: SearchedIndex, config: SearchConfig) -> HybridSearchEngine:
     return HybridSearchEngine(FakeGateway(ix.root), embed_query=FakeEmbedder().embed_query, config=config)
 
 
