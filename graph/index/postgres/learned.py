@@ -85,6 +85,39 @@ def forget_mentioned(conn: psycopg.Connection[Any], snapshot: int, words: Collec
     row = conn.execute("SELECT EXISTS (SELECT 1 FROM lensmux.learned WHERE snapshot = %s)", (snapshot,)).fetchone()
     if not row or not row[0]:
         return 0
+    candidates = _named(conn, snapshot, words)
+    if not candidates:
+        return 0
+    gone = conn.execute(
+        "DELETE FROM lensmux.learned WHERE symbol_id = ANY(%s) RETURNING symbol_id", (candidates,)
+    ).fetchall()
+    return len(gone)
+
+
+def stale(
+    conn: psycopg.Connection[Any], snapshot: int, words: Collection[str], paths: Collection[str]
+) -> dict[int, str]:
+    """Learned subjects (id -> kind) that writing the files at `paths`, spelling `words`, would forget.
+
+    What forget_mentioned and forget_related would delete, and the subjects of those files
+    themselves, read instead of deleted: an overlay (graph/index/team/overlay.py) masks these
+    files of a snapshot it may not write.
+    """
+    candidates = _named(conn, snapshot, words) if words else []
+    in_paths = "JOIN lensmux.files f ON f.id = o.file_id WHERE f.snapshot = %(s)s AND f.path = ANY(%(paths)s)"
+    rows = conn.execute(
+        "SELECT s.id, s.kind FROM lensmux.symbols s WHERE s.id IN ("
+        " SELECT symbol_id FROM lensmux.learned WHERE snapshot = %(s)s AND symbol_id = ANY(%(named)s)"
+        " UNION SELECT e.subject_id FROM lensmux.learned_edges e"
+        f" JOIN lensmux.symbols o ON o.id = e.other_id {in_paths}"
+        f" UNION SELECT l.symbol_id FROM lensmux.learned l JOIN lensmux.symbols o ON o.id = l.symbol_id {in_paths})",
+        {"s": snapshot, "named": candidates, "paths": sorted(paths)},
+    ).fetchall()
+    return {int(i): str(kind) for i, kind in rows}
+
+
+def _named(conn: psycopg.Connection[Any], snapshot: int, words: Collection[str]) -> list[int]:
+    """Symbols whose name is one of words, and the members of those called without spelling theirs."""
     named = [
         int(r[0])
         for r in conn.execute(
@@ -93,13 +126,9 @@ def forget_mentioned(conn: psycopg.Connection[Any], snapshot: int, words: Collec
         )
     ]
     if not named:
-        return 0
+        return []
     members = conn.execute("SELECT id, name, kind FROM lensmux.symbols WHERE parent_id = ANY(%s)", (named,)).fetchall()
-    candidates = named + [int(i) for i, name, kind in members if _implicit(name, kind)]
-    gone = conn.execute(
-        "DELETE FROM lensmux.learned WHERE symbol_id = ANY(%s) RETURNING symbol_id", (candidates,)
-    ).fetchall()
-    return len(gone)
+    return named + [int(i) for i, name, kind in members if _implicit(name, kind)]
 
 
 def _implicit(name: str, kind: str) -> bool:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
+from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import Learned, free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.postgres import keyword, learned
@@ -53,6 +54,7 @@ class SnapshotQueries:
         self._chunk_cache: Lru[int, ChunkRecord] = Lru(8_192)
         self._symbol_chunk_cache: Lru[int, list[ChunkRecord]] = Lru(8_192)
         self._file_cache: Lru[str | None, FileRecord | None] = Lru(8_192)
+        self._masked_words: frozenset[str] = frozenset()
         # What else keeps something of the snapshot's rows (its vectors' count and matrix, store.py).
         self._also_clear: list[Callable[[], None]] = []
 
@@ -70,10 +72,10 @@ class SnapshotQueries:
     def set_mask(self, paths: Collection[str]) -> None:
         """Answer from now on as if the files at these paths were not stored (graph/index/team/overlay.py)."""
         wanted = sorted(paths)
-        ids = (
+        rows = (
             self._rows(
                 "mask files",
-                "SELECT c.id FROM lensmux.chunks c JOIN lensmux.files f ON f.id = c.file_id"
+                "SELECT c.id, c.text FROM lensmux.chunks c JOIN lensmux.files f ON f.id = c.file_id"
                 " WHERE f.snapshot = %s AND f.path = ANY(%s) ORDER BY c.id",
                 (self.snapshot, wanted),
             )
@@ -81,7 +83,9 @@ class SnapshotQueries:
             else []
         )
         self.mask.paths = wanted
-        self.mask.chunk_ids = [int(r[0]) for r in ids]
+        self.mask.chunk_ids = [int(r[0]) for r in rows]
+        # What the masked files spelled here: a call the working tree removed is only in this text.
+        self._masked_words = frozenset().union(*(mentions(str(r[1])) for r in rows))
 
     def relative(self, path: str | Path) -> str | None:
         """The POSIX path relative to the root, or None when path is outside it."""
@@ -248,6 +252,11 @@ class SnapshotQueries:
         """The stored relations of those symbols that are learned."""
         with self._reader.use("recall learned relations") as conn:
             return learned.recall(conn, self.snapshot, symbol_ids)
+
+    def stale_learned(self, words: Collection[str]) -> dict[int, str]:
+        """Learned subjects (id -> kind) the masked files' changes may have made stale (overlay.py MaskedReader)."""
+        with self._reader.use("find stale learned relations") as conn:
+            return learned.stale(conn, self.snapshot, self._masked_words | frozenset(words), self.mask.paths)
 
     def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
         """Symbols a search expands whose relations are not learned yet, in id order."""

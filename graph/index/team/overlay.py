@@ -10,6 +10,13 @@ SHARED_ID_BASE (records are rewritten on the way out), so an id always says whic
 came from. Keyword scores from both sides are BM25 over each side's own statistics, merged
 by score; with few local files the shared side's statistics dominate, as they would in one
 index of the whole tree.
+
+The publisher's learned call graph is read as the embedded store keeps its own
+(graph/index/sqlite/learned.py): a write of a file forgets the relations it may have changed,
+so here a shared subject is not recalled when a masked file spells its name (or, for a dunder,
+operator or constructor, its class's) in its local text or in its shared one (a removed call),
+when it is related to a symbol of a masked file, or when its own file is masked. The search
+then asks the server, as it would of the same tree indexed locally.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import numpy
 import numpy.typing as npt
 
 from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
+from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import IndexReader, Learned, VectorReader
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 
@@ -37,6 +45,15 @@ class MaskedReader(IndexReader, Protocol):
 
     def set_mask(self, paths: Collection[str]) -> None:
         """From now on, answer as if the files at these paths were not stored."""
+        ...
+
+    def stale_learned(self, words: Collection[str]) -> dict[int, str]:
+        """Learned subjects (id -> kind) a change of the masked files may have made stale.
+
+        Those a write of them would forget in the store's own rules: named (or, for a dunder,
+        operator or constructor, their class named) by `words` or by the masked files' stored
+        text, related to a symbol of a masked file, or of a masked file themselves.
+        """
         ...
 
 
@@ -77,14 +94,53 @@ class OverlayReader:
         self.local = local
         self._masked = masked
         self._mask: frozenset[str] = frozenset()
+        # The shared learned subjects not recalled, and how many of them are learnable
+        # (graph/index/builder/chunking.py CHUNKED_KINDS), as of the local generation read last.
+        self._stale: frozenset[int] = frozenset()
+        self._stale_learnable = 0
+        self._stale_as_of: int | None = None
+        self._stale_words: frozenset[str] | None = None
+        # Masked path -> (its local sha256, the words its local text spells): re-read when it changes.
+        self._local_words: dict[str, tuple[str, frozenset[str]]] = {}
         self.refresh()
 
     def refresh(self) -> None:
-        """Read the mask again (the local side's files and the shared files this tree lacks)."""
+        """Read the mask again (the local side's files and the shared files this tree lacks).
+
+        The stale shared relations are found again when the mask or the local index changed
+        (an already masked file can be edited again): one pass over the masked files' text,
+        the unchanged ones' words kept from the last pass.
+        """
+        generation = self.local.generation
         mask = frozenset(self._masked())
         if mask != self._mask:
             self._mask = mask
             self.shared.set_mask(mask)
+            self._stale_words = None
+        if self._stale_words is None or self._stale_as_of != generation:
+            self._find_stale()
+            self._stale_as_of = generation
+
+    def _find_stale(self) -> None:
+        held: dict[str, tuple[str, frozenset[str]]] = {}
+        words: set[str] = set()
+        for path in self._mask:
+            record = self.local.file(path)
+            if record is None:
+                continue  # gone from this tree: only its shared text (the shared side's) counts
+            known = self._local_words.get(path)
+            if known is None or known[0] != record.sha256:
+                spelled = frozenset().union(*(mentions(c.text) for c in self.local.chunks_in_file(path)))
+                known = (record.sha256, spelled)
+            held[path] = known
+            words |= known[1]
+        self._local_words = held
+        if frozenset(words) == self._stale_words:
+            return
+        stale = self.shared.stale_learned(words)
+        self._stale_learnable = sum(1 for kind in stale.values() if kind in CHUNKED_KINDS)
+        self._stale = frozenset(stale)
+        self._stale_words = frozenset(words)
 
     @property
     def mask(self) -> frozenset[str]:
@@ -185,7 +241,10 @@ class OverlayReader:
     def recall_learned(self, symbol_ids: Iterable[int]) -> Learned:
         ids = list(symbol_ids)
         out = self.local.recall_learned(i for i in ids if not _shared(i))
-        shared = self.shared.recall_learned(i - SHARED_ID_BASE for i in ids if _shared(i))
+        stale = self._stale
+        shared = self.shared.recall_learned(
+            i - SHARED_ID_BASE for i in ids if _shared(i) and i - SHARED_ID_BASE not in stale
+        )
         for subject, related in shared.items():
             out[subject + SHARED_ID_BASE] = [(rel, other + SHARED_ID_BASE) for rel, other in related]
         return out
@@ -200,8 +259,9 @@ class OverlayReader:
         return [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit)
 
     def learned_counts(self) -> tuple[int, int]:
+        """Both sides' counts; the stale shared subjects are not counted as learned."""
         local, shared = self.local.learned_counts(), self.shared.learned_counts()
-        return local[0] + shared[0], local[1] + shared[1]
+        return local[0] + shared[0] - self._stale_learnable, local[1] + shared[1]
 
 
 class OverlayVectors:

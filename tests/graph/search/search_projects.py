@@ -244,8 +244,8 @@ async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> 
             return
         assert CHOICE.team_dsn is not None, "the search_store fixture sets the team database"
         if CHOICE.store == "overlay":
-            async with _overlaid(ix, tmp_path / f"{name}-overlay-state", CHOICE.team_dsn) as overlaid:
-                yield overlaid
+            async with overlaid(ix, tmp_path / f"{name}-overlay-state", CHOICE.team_dsn) as overlay:
+                yield overlay
             return
         team = TeamStore(CHOICE.team_dsn)
         try:
@@ -260,7 +260,7 @@ async def indexed(tmp_path: Path, files: dict[str, str], name: str = "repo") -> 
 
 
 @contextlib.asynccontextmanager
-async def _overlaid(publisher: Indexer, state: Path, dsn: str) -> AsyncIterator[OverlaidIndex]:
+async def overlaid(publisher: Indexer, state: Path, dsn: str) -> AsyncIterator[OverlaidIndex]:
     """The tree committed and published by `publisher` (the daemon's `lensmux index --publish`), then attached."""
     root = publisher.root
     for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c1"]):
