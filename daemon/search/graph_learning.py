@@ -15,6 +15,11 @@ question. What was sent finishes (and is kept by the cache); nothing more is sen
 round's symbols are asked again at the next quiet moment. Learning sends one request at a
 time (`learn_in_flight`), so a client's question waits behind one learning request at most.
 
+Searches say what to learn first: the symbols a search's expansion had to ask the servers
+about live (nothing learned for them; its budget may have run out) are queued on their root
+(`RootIndex.learn_first`, the last 64), and the next rounds of that root ask about them before
+going on in id order; `lensmux status` shows how many wait (`queued_by_searches`).
+
 A full index run of any root is waited for too (`_indexing`, checked before each round): a
 clone or a second worktree indexed right after its repository wants the cores for its own
 servers' documentSymbol, its chunking and its writes, and learning the repository's call
@@ -126,7 +131,12 @@ class GraphLearner:
             async def learn() -> None:
                 nonlocal result
                 result = await learn_round(
-                    entry.indexer, self._gateway, config, after=self._cursor.get(entry.root, 0), limit=ROUND_SYMBOLS
+                    entry.indexer,
+                    self._gateway,
+                    config,
+                    after=self._cursor.get(entry.root, 0),
+                    limit=ROUND_SYMBOLS,
+                    first=list(entry.learn_first),
                 )
                 group.cancel_scope.cancel()
 
@@ -143,7 +153,7 @@ class GraphLearner:
                 generation = entry.indexer.store.generation
             except RootNotIndexed:
                 continue
-            if self._finished_at.get(root) != generation:
+            if self._finished_at.get(root) != generation or entry.learn_first:
                 return entry
             entry.learning = "up to date"
         return None
@@ -166,6 +176,10 @@ class GraphLearner:
             entry.learning_interrupted += 1
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
+        for symbol in done.took:
+            # A search may have queued it again meanwhile: every copy is asked about by now.
+            while symbol in entry.learn_first:
+                entry.learn_first.remove(symbol)
         if done.done:
             # Files written during the pass may have made symbols behind the cursor unlearned:
             # a generation other than the pass's own starts the next pass.

@@ -4,11 +4,13 @@ The daemon runs a round whenever its servers are quiet: it asks about the next s
 no search has needed yet, exactly as expansion would, and stores what was completely
 answered (memory.py, graph/index/sqlite/learned.py). A later search reads those relations
 instead of waiting for a server, so its expansion no longer depends on how busy the
-server is. Rounds go through the symbols in id order; the caller keeps the cursor.
+server is. Rounds go through the symbols in id order; the caller keeps the cursor, and may
+name symbols to ask about first (those a search had to ask the servers about live).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -34,16 +36,33 @@ class LearnRound:
     stored: int
     after: int
     done: bool
+    # Of the symbols asked first (`first`), those this round took: asked, or found learned or gone.
+    took: tuple[int, ...] = ()
 
 
 async def learn_round(
-    index: SearchIndex, gateway: LspGateway, config: SearchConfig, *, after: int, limit: int
+    index: SearchIndex,
+    gateway: LspGateway,
+    config: SearchConfig,
+    *,
+    after: int,
+    limit: int,
+    first: Sequence[int] = (),
 ) -> LearnRound:
-    """Ask about up to `limit` unlearned symbols with ids above `after`, and store the complete answers."""
+    """Ask about up to `limit` unlearned symbols: those of `first` not learned yet, then ids above `after`.
+
+    The store's answers complete the round's symbols; `first` does not move the cursor.
+    """
     store = index.store
-    ids = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit)
-    if not ids:
-        return LearnRound(0, 0, after, done=True)
+    took = tuple(dict.fromkeys(first))[:limit]
+    learned = await anyio.to_thread.run_sync(store.recall_learned, took) if took else {}
+    wanted = [i for i in took if i not in learned]
+    cursor: list[int] = []
+    if len(wanted) < limit:
+        cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted))
+        if not cursor and not wanted:
+            return LearnRound(0, 0, after, done=True, took=took)
+    ids = wanted + [i for i in cursor if i not in wanted]
     catalog = Catalog(store, store.root)
 
     def nodes() -> list[Node]:
@@ -62,4 +81,6 @@ async def learn_round(
         max_derived=config.max_derived_calls,
         callable_references=config.callable_references,
     )
-    return LearnRound(len(ids), stored, ids[-1], done=False)
+    # The cursor has nothing left once a round that asked it for symbols got none.
+    done = not cursor and len(wanted) < limit
+    return LearnRound(len(ids), stored, cursor[-1] if cursor else after, done=done, took=took)
