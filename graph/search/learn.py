@@ -10,7 +10,7 @@ name symbols to ask about first (those a search had to ask the servers about liv
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -48,32 +48,50 @@ async def learn_round(
     after: int,
     limit: int,
     first: Sequence[int] = (),
+    languages: Collection[str] | None = None,
 ) -> LearnRound:
     """Ask about up to `limit` unlearned symbols: those of `first` not learned yet, then ids above `after`.
 
-    The store's answers complete the round's symbols; `first` does not move the cursor.
+    With `languages` (one server's), only symbols of files in those languages are asked
+    about, the ones of `first` included; the others of `first` are left to their own lane.
+    `first` does not move the cursor.
     """
     store = index.store
-    took = tuple(dict.fromkeys(first))[:limit]
-    learned = await anyio.to_thread.run_sync(store.recall_learned, took) if took else {}
-    wanted = [i for i in took if i not in learned]
-    cursor: list[int] = []
-    if len(wanted) < limit:
-        cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted))
-        if not cursor and not wanted:
-            return LearnRound(0, 0, after, done=True, took=took)
-    ids = wanted + [i for i in cursor if i not in wanted]
     catalog = Catalog(store, store.root)
 
+    def queued() -> list[tuple[int, Node | None]]:
+        """The queued symbols of this lane, None for one whose file was rewritten since (dropped)."""
+        out: list[tuple[int, Node | None]] = []
+        for symbol in dict.fromkeys(first):
+            record = catalog.symbol(symbol)
+            node = symbol_node(record) if record is not None else None
+            if node is None or languages is None or catalog.language(node.path) in languages:
+                out.append((symbol, node))
+            if len(out) == limit:
+                break
+        return out
+
+    mine = await anyio.to_thread.run_sync(queued) if first else []
+    took = tuple(symbol for symbol, _ in mine)
+    learned = await anyio.to_thread.run_sync(store.recall_learned, took) if took else {}
+    wanted = [node for symbol, node in mine if node is not None and symbol not in learned]
+    cursor: list[int] = []
+    if len(wanted) < limit:
+        cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted), languages)
+        if not cursor and not wanted:
+            return LearnRound(0, 0, after, done=True, took=took)
+    asked = {node.symbol_id for node in wanted}
+
     def nodes() -> list[Node]:
-        records = (catalog.symbol(i) for i in ids)
-        return [symbol_node(r) for r in records if r is not None]
+        records = (catalog.symbol(i) for i in cursor if i not in asked)
+        return wanted + [symbol_node(r) for r in records if r is not None]
 
     lsp = LspCalls(
         gateway, store.root, max_in_flight=config.learn_in_flight, timeout=max(config.request_timeout_s, _MIN_TIMEOUT_S)
     )
+    round_nodes = await anyio.to_thread.run_sync(nodes)
     stored = await ask_about(
-        await anyio.to_thread.run_sync(nodes),
+        round_nodes,
         catalog,
         lsp,
         GraphMemory(store, catalog, config.max_neighbors),
@@ -83,4 +101,4 @@ async def learn_round(
     )
     # The cursor has nothing left once a round that asked it for symbols got none.
     done = not cursor and len(wanted) < limit
-    return LearnRound(len(ids), stored, cursor[-1] if cursor else after, done=done, took=took)
+    return LearnRound(len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took)
