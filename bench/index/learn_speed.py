@@ -20,15 +20,18 @@ import argparse
 import json
 import shutil
 import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from support.daemon_proc import LENSMUX
+from support.daemon_proc import LENSMUX, DaemonProc
 
 from bench.daemon_launch import bench_daemon, config_text, index_with_cli
-from bench.stats import load_average
+from bench.index.monorepo import WARM_QUERIES
+from bench.search.daemon_search import run_queries
+from bench.stats import load_average, percentile
 
 
 def prepare(base: Path, work: Path) -> Path:
@@ -50,6 +53,30 @@ def prepare(base: Path, work: Path) -> Path:
     return databases[0]
 
 
+def _pass(daemon: DaemonProc, root: Path) -> dict[str, Any]:
+    records = run_queries(daemon, root, WARM_QUERIES)
+    walls = sorted(r.wall_ms for r in records)
+    return {
+        "p50_ms": round(percentile(walls, 50), 1),
+        "p95_ms": round(percentile(walls, 95), 1),
+        "expansion_p50_ms": round(statistics.median(r.timing.get("expansion", 0.0) for r in records), 1),
+        "at_budget": sum(any("budget" in w for w in r.warnings) for r in records),
+        "load": load_average(),
+    }
+
+
+def searches(daemon: DaemonProc, root: Path, between: float) -> dict[str, Any]:
+    """The monorepo benchmark's warm queries twice, `between` seconds of learning apart.
+
+    The first pass asks live what is not learned; the second shows what the learner did
+    with the time between (a branch that learns the searches' symbols first, or id order).
+    """
+    first = _pass(daemon, root)
+    time.sleep(between)
+    graph = daemon.call("lensmux/indexStatus", {"root": str(root)}).get("graph") or {}
+    return {"first": first, "between_s": between, "learned_then": graph.get("learned"), "second": _pass(daemon, root)}
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = args.out / args.label
     database = prepare(args.base, work)
@@ -67,6 +94,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if graph.get("state") == "up to date" or elapsed >= args.budget:
                 break
             time.sleep(1.0)
+        searched = searches(daemon, args.root, args.between) if args.searches else None
     first = next((s for s, n in samples if n > 0), None)
     learned = samples[-1][1]
     return {
@@ -83,6 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "per_s_learning": round(learned / max(samples[-1][0] - first, 1e-9), 2) if first is not None else None,
         "samples": samples[:: max(1, len(samples) // 15)],
         "load": [load_before, load_average()],
+        "searches": searched,
     }
 
 
@@ -115,6 +144,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--label", default="run")
     parser.add_argument("--learn-quiet", type=float, default=5.0)
     parser.add_argument("--trace", action="store_true", help="LENSMUX_LEARN_TRACE for an instrumented daemon")
+    parser.add_argument("--searches", action="store_true", help="then the warm queries twice, --between s apart")
+    parser.add_argument("--between", type=float, default=60.0)
     if argv[:1] == ["--compare"]:
         print(json.dumps(compare(Path(argv[1]), Path(argv[2]))))
         return 0

@@ -12,8 +12,12 @@ next round waits for quiet again. Once a root is learned the task sleeps until a
 A client that speaks during a round stops it (`_round`): a server answers one request at a
 time, so each learning request still to be sent would be one more ahead of the client's
 question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
-round's symbols are asked again at the next quiet moment. Learning sends one request at a
-time (`learn_in_flight`), so a client's question waits behind one learning request at most.
+round's symbols are asked again at the next quiet moment. Each server has a lane of its own
+(its languages, `DaemonGateway.server_languages`), the lanes run side by side, and a lane sends
+one request at a time (`learn_in_flight`): a client's question waits behind one learning
+request of its server at most, and clangd, which answers call hierarchy from its index in
+milliseconds, does not wait behind pyright's incomingCalls (hundreds of milliseconds at 100k
+lines: docs/benchmarks.md, "Learning speed, issue 23").
 
 Searches say what to learn first: the symbols a search's expansion had to ask the servers
 about live (nothing learned for them; its budget may have run out) are queued on their root
