@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from search_fakes import FakeEmbedder, FakeGateway
+from search_fakes import FakeEmbedder, FakeGateway, LearnerGateway
 from search_projects import UPLOADER, indexed
 
 from lensmux.daemon.search.gateway import DaemonGateway
@@ -27,18 +27,12 @@ pytestmark = pytest.mark.anyio
 BACKOFF_LINE = 19
 
 
-class PositionsGateway(FakeGateway):
+class PositionsGateway(LearnerGateway):
     """The ast fake, recording the (file, line) of each request made at a position."""
 
     def __init__(self, root: Path) -> None:
         super().__init__(root)
         self.positions: list[tuple[str, int]] = []
-
-    def quiet(self, seconds: float) -> bool:
-        return True
-
-    async def release_documents(self) -> int:
-        return 0
 
     async def request(
         self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import anyio
 import pytest
-from search_fakes import FakeGateway
+from search_fakes import LearnerGateway
 from search_projects import UPLOADER, indexed
 
 from lensmux.daemon.search.gateway import DaemonGateway
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.anyio
 AS_C = "pkg/storage.py"
 
 
-class SlowPythonGateway(FakeGateway):
+class SlowPythonGateway(LearnerGateway):
     """The ast fake, python's answers held until released; requests in flight counted per language."""
 
     def __init__(self, root: Path) -> None:
@@ -44,12 +44,6 @@ class SlowPythonGateway(FakeGateway):
 
     def server_languages(self) -> list[tuple[str, ...]]:
         return [("c", "cpp"), ("python",)]
-
-    def quiet(self, seconds: float) -> bool:
-        return True
-
-    async def release_documents(self) -> int:
-        return 0
 
     async def request(
         self, root: Path, language: str, method: str, params: Mapping[str, Any], *, timeout: float
