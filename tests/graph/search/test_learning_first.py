@@ -16,6 +16,7 @@ import pytest
 from search_fakes import FakeEmbedder, FakeGateway, LearnerGateway
 from search_projects import UPLOADER, indexed
 
+from lensmux.daemon.cli.views.status_view import render_indexes
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, RootIndex
@@ -67,3 +68,12 @@ async def test_a_search_that_asked_live_has_its_seeds_learned_before_the_cursor(
     assert not entry.learn_first, "what the round took leaves the queue"
     # The id-order cursor did not move past anything for it: the rest of the round came from the start.
     assert len({p for p in gateway.positions}) > 1
+
+
+def test_lensmux_status_shows_the_symbols_searches_queued() -> None:
+    graph = {"learned": 10, "learnable": 40, "state": "learning", "interrupted_rounds": 0, "queued_by_searches": 3}
+    shown = "\n".join(render_indexes({"model": {"state": "loaded"}, "roots": [{"root": "/r", "graph": graph}]}))
+    assert "call graph: 10/40 symbols learned (learning; 3 queued by searches)" in shown
+    quiet = {**graph, "queued_by_searches": 0, "state": "up to date"}
+    shown = "\n".join(render_indexes({"model": {"state": "loaded"}, "roots": [{"root": "/r", "graph": quiet}]}))
+    assert "call graph: 10/40 symbols learned (up to date)" in shown
