@@ -7,7 +7,8 @@ sent anything for `[daemon.search] learn_quiet` seconds, no search or assistant 
 root is being indexed and every server has discovered its workspace, it asks about a few
 symbols no search has needed yet and stores the complete answers with the index
 (graph/search/learn.py). Editors keep priority: every round is a handful of symbols, and the
-next round waits for quiet again. Once a root is learned the task sleeps until an index changes.
+next round waits for quiet again. Once a root is learned the task sleeps until an index changes
+(looking each second whether searches queued symbols).
 
 A client that speaks during a round stops it (`_round`): a server answers one request at a
 time, so each learning request still to be sent would be one more ahead of the client's
@@ -52,6 +53,8 @@ ROUND_SYMBOLS = 4
 # How long a finished learner sleeps before looking at the indexes' generations again:
 # the disk watcher's re-indexing does not wake it.
 RECHECK_S = 60.0
+# How often a lane with nothing left to learn looks whether searches queued symbols for it.
+QUEUE_POLL_S = 1.0
 # The shortest wait between two looks at whether editors are quiet (learn_quiet may be 0).
 MIN_WAIT_S = 0.1
 # How often a round looks whether a client has spoken since it began.
@@ -70,6 +73,9 @@ class _Lane:
     finished_at: dict[Path, int] = field(default_factory=dict)
     pass_start: dict[Path, int] = field(default_factory=dict)
     state: dict[Path, str] = field(default_factory=dict)
+    # The root's queue as it was when a finished lane found nothing of its own in it: the lane
+    # looks again only once searches have changed it (else it would spin while another lane learns).
+    passed_queue: dict[Path, tuple[int, ...]] = field(default_factory=dict)
 
 
 class GraphLearner:
@@ -115,7 +121,8 @@ class GraphLearner:
             entry = self._next_root(lane)
             if entry is None:
                 await self._let_go()
-                await self._indexes.wait_changed(RECHECK_S)
+                # Not RECHECK_S: what a search queues (no index change) is looked at within a second.
+                await self._indexes.wait_changed(QUEUE_POLL_S)
                 continue
             if self._indexing():
                 self._show(entry, lane, "waiting for an index run")
@@ -198,7 +205,9 @@ class GraphLearner:
                 generation = entry.indexer.store.generation
             except RootNotIndexed:
                 continue
-            if lane.finished_at.get(root) != generation or entry.learn_first:
+            if lane.finished_at.get(root) != generation:
+                return entry
+            if entry.learn_first and tuple(entry.learn_first) != lane.passed_queue.get(root):
                 return entry
             self._show(entry, lane, "up to date")
         return None
@@ -222,6 +231,8 @@ class GraphLearner:
             entry.learning_interrupted += 1
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
+        if not done.took:
+            lane.passed_queue[root] = tuple(entry.learn_first)
         for symbol in done.took:
             # A search may have queued it again meanwhile: every copy is asked about by now.
             while symbol in entry.learn_first:

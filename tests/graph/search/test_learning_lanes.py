@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -93,3 +93,55 @@ async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_tim
         learned, learnable = ix.store.learned_counts()
     assert learned == learnable > 0
     assert gateway.most == {"c": 1, "python": 1}, "one learning request in flight per server"
+
+
+async def test_a_finished_lane_does_not_spin_on_what_searches_queued_for_another(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        conn = sqlite3.connect(ix.store.path)
+        with conn:
+            conn.execute("UPDATE files SET language = 'c' WHERE path = ?", (AS_C,))
+        entry = RootIndex(ix.root, ix, finished_at=1.0)
+
+        class Indexes:
+            roots = {ix.root: entry}
+
+            async def wait_changed(self, timeout: float) -> None:
+                await anyio.sleep(timeout)
+
+        gateway = SlowPythonGateway(ix.root)
+        gateway.release_python.set()
+        config = SearchConfig(learn_quiet_s=0.0)
+        learner = GraphLearner(
+            cast(IndexService, Indexes()), cast(DaemonGateway, gateway), lambda: config, lambda: False
+        )
+        listed = 0
+        unlearned = ix.store.unlearned_symbols
+
+        def counting(after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+            nonlocal listed
+            listed += 1
+            return unlearned(after_id, limit, languages)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            with anyio.fail_after(30):
+                while entry.learning != "up to date":
+                    await anyio.sleep(0.01)
+            # A search asked live about a Python symbol pyright now holds: only the Python lane asks.
+            gateway.release_python = anyio.Event()
+            [(upload,)] = conn.execute(
+                "SELECT s.id FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.name = ?",
+                ("pkg/uploader.py", "upload"),
+            ).fetchall()
+            with conn:
+                conn.execute("DELETE FROM learned_edges WHERE subject_id = ?", (upload,))
+                conn.execute("DELETE FROM learned WHERE symbol_id = ?", (upload,))
+            ix.store.unlearned_symbols = counting  # type: ignore[method-assign]
+            entry.learn_first.append(upload)
+            with anyio.fail_after(30):
+                while not gateway.in_flight["python"]:
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.5)
+            tg.cancel_scope.cancel()
+        conn.close()
+    assert listed <= 2, f"the C lane listed symbols {listed} times while pyright held the queued one"
