@@ -25,6 +25,7 @@ from search_projects import UPLOADER, indexed
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.graph.index import Indexer
 from lensmux.graph.search import SearchConfig
 
 pytestmark = pytest.mark.anyio
@@ -60,25 +61,29 @@ class SlowPythonGateway(LearnerGateway):
             self.in_flight[language] -= 1
 
 
+def _learner(ix: Indexer, conn: sqlite3.Connection) -> tuple[RootIndex, SlowPythonGateway, GraphLearner]:
+    """AS_C marked as C in the store; the root's entry, the gateway and a learner that never waits for quiet."""
+    with conn:
+        conn.execute("UPDATE files SET language = 'c' WHERE path = ?", (AS_C,))
+    entry = RootIndex(ix.root, ix, finished_at=1.0)
+
+    class Indexes:
+        roots = {ix.root: entry}
+
+        async def wait_changed(self, timeout: float) -> None:
+            await anyio.sleep(timeout)
+
+    gateway = SlowPythonGateway(ix.root)
+    config = SearchConfig(learn_quiet_s=0.0)
+    learner = GraphLearner(cast(IndexService, Indexes()), cast(DaemonGateway, gateway), lambda: config, lambda: False)
+    return entry, gateway, learner
+
+
 async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_time(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         conn = sqlite3.connect(ix.store.path)
-        with conn:
-            conn.execute("UPDATE files SET language = 'c' WHERE path = ?", (AS_C,))
+        entry, gateway, learner = _learner(ix, conn)
         conn.close()
-        entry = RootIndex(ix.root, ix, finished_at=1.0)
-
-        class Indexes:
-            roots = {ix.root: entry}
-
-            async def wait_changed(self, timeout: float) -> None:
-                await anyio.sleep(timeout)
-
-        gateway = SlowPythonGateway(ix.root)
-        config = SearchConfig(learn_quiet_s=0.0)
-        learner = GraphLearner(
-            cast(IndexService, Indexes()), cast(DaemonGateway, gateway), lambda: config, lambda: False
-        )
         async with anyio.create_task_group() as tg:
             tg.start_soon(learner.run_task)
             with anyio.fail_after(30):
@@ -98,22 +103,8 @@ async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_tim
 async def test_a_finished_lane_does_not_spin_on_what_searches_queued_for_another(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         conn = sqlite3.connect(ix.store.path)
-        with conn:
-            conn.execute("UPDATE files SET language = 'c' WHERE path = ?", (AS_C,))
-        entry = RootIndex(ix.root, ix, finished_at=1.0)
-
-        class Indexes:
-            roots = {ix.root: entry}
-
-            async def wait_changed(self, timeout: float) -> None:
-                await anyio.sleep(timeout)
-
-        gateway = SlowPythonGateway(ix.root)
+        entry, gateway, learner = _learner(ix, conn)
         gateway.release_python.set()
-        config = SearchConfig(learn_quiet_s=0.0)
-        learner = GraphLearner(
-            cast(IndexService, Indexes()), cast(DaemonGateway, gateway), lambda: config, lambda: False
-        )
         listed = 0
         unlearned = ix.store.unlearned_symbols
 
