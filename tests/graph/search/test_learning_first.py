@@ -20,9 +20,13 @@ from lensmux.daemon.cli.views.status_view import render_indexes
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.graph.index import Indexer
 from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, SearchRequest
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.embedded_store("the daemon's learner runs on RootIndex.indexer, the local index, on both stores"),
+]
 
 # backoff_send's name, 0-based line 19 of pkg/uploader.py: neither the first file nor its first symbol.
 BACKOFF_LINE = 19
@@ -46,6 +50,7 @@ class PositionsGateway(LearnerGateway):
 
 async def test_a_search_that_asked_live_has_its_seeds_learned_before_the_cursor(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         entry = RootIndex(ix.root, ix, finished_at=1.0)
         indexes = cast(IndexService, type("Indexes", (), {"roots": {ix.root: entry}})())
         # The server answers nothing within the budget: the search asked live and learned nothing.

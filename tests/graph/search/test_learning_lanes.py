@@ -28,7 +28,10 @@ from lensmux.daemon.search.indexing import IndexService, RootIndex
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import SearchConfig
 
-pytestmark = pytest.mark.anyio
+pytestmark = [
+    pytest.mark.anyio,
+    pytest.mark.embedded_store("the daemon's learner runs on RootIndex.indexer, the local index, on both stores"),
+]
 
 AS_C = "pkg/storage.py"
 
@@ -81,6 +84,7 @@ def _learner(ix: Indexer, conn: sqlite3.Connection) -> tuple[RootIndex, SlowPyth
 
 async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_time(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         conn = sqlite3.connect(ix.store.path)
         entry, gateway, learner = _learner(ix, conn)
         conn.close()
@@ -102,6 +106,7 @@ async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_tim
 
 async def test_a_finished_lane_does_not_spin_on_what_searches_queued_for_another(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
         conn = sqlite3.connect(ix.store.path)
         entry, gateway, learner = _learner(ix, conn)
         gateway.release_python.set()
