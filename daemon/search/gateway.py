@@ -92,6 +92,17 @@ class DaemonGateway:
         inst = self._existing(cfg, root)
         return inst is not None and inst.ready and not inst.warmup.busy()
 
+    def server_languages(self) -> list[tuple[str, ...]]:
+        """The languages of each enabled server (a language goes to the first that has it, as `_server`)."""
+        seen: set[str] = set()
+        out: list[tuple[str, ...]] = []
+        for cfg in self._registry.config.enabled_servers().values():
+            languages = tuple(sorted(set(cfg.languages) - seen))
+            seen.update(languages)
+            if languages:
+                out.append(languages)
+        return out
+
     def quiet(self, seconds: float) -> bool:
         """No editor has sent anything to any server for `seconds`, and every running server is settled."""
         return all(

@@ -7,13 +7,23 @@ sent anything for `[daemon.search] learn_quiet` seconds, no search or assistant 
 root is being indexed and every server has discovered its workspace, it asks about a few
 symbols no search has needed yet and stores the complete answers with the index
 (graph/search/learn.py). Editors keep priority: every round is a handful of symbols, and the
-next round waits for quiet again. Once a root is learned the task sleeps until an index changes.
+next round waits for quiet again. Once a root is learned the task sleeps until an index changes
+(looking each second whether searches queued symbols).
 
 A client that speaks during a round stops it (`_round`): a server answers one request at a
 time, so each learning request still to be sent would be one more ahead of the client's
 question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
-round's symbols are asked again at the next quiet moment. Learning sends one request at a
-time (`learn_in_flight`), so a client's question waits behind one learning request at most.
+round's symbols are asked again at the next quiet moment. Each server has a lane of its own
+(its languages, `DaemonGateway.server_languages`), the lanes run side by side, and a lane sends
+one request at a time (`learn_in_flight`): a client's question waits behind one learning
+request of its server at most, and clangd, which answers call hierarchy from its index in
+milliseconds, does not wait behind pyright's incomingCalls (hundreds of milliseconds at 100k
+lines: docs/benchmarks.md, "Learning speed, issue 23").
+
+Searches say what to learn first: the symbols a search's expansion had to ask the servers
+about live (nothing learned for them; its budget may have run out) are queued on their root
+(`RootIndex.learn_first`, the last 64), and the next rounds of that root ask about them before
+going on in id order; `lensmux status` shows how many wait (`queued_by_searches`).
 
 A full index run of any root is waited for too (`_indexing`, checked before each round): a
 clone or a second worktree indexed right after its repository wants the cores for its own
@@ -26,6 +36,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -42,14 +53,33 @@ ROUND_SYMBOLS = 4
 # How long a finished learner sleeps before looking at the indexes' generations again:
 # the disk watcher's re-indexing does not wake it.
 RECHECK_S = 60.0
+# How often a lane with nothing left to learn looks whether searches queued symbols for it.
+QUEUE_POLL_S = 1.0
 # The shortest wait between two looks at whether editors are quiet (learn_quiet may be 0).
 MIN_WAIT_S = 0.1
 # How often a round looks whether a client has spoken since it began.
 INTERRUPT_POLL_S = 0.02
+# A cursor past every symbol id: a finished lane's round asks only about what searches queued.
+_PAST_EVERY_ID = 2**62
+
+
+@dataclass(slots=True)
+class _Lane:
+    """One server's share of learning: its languages, and per root its cursor, passes and state."""
+
+    languages: frozenset[str] | None  # None: every language (no server known: one lane)
+    cursor: dict[Path, int] = field(default_factory=dict)
+    # The store generation at which a root's last pass found nothing left to ask.
+    finished_at: dict[Path, int] = field(default_factory=dict)
+    pass_start: dict[Path, int] = field(default_factory=dict)
+    state: dict[Path, str] = field(default_factory=dict)
+    # The root's queue as it was when a finished lane found nothing of its own in it: the lane
+    # looks again only once searches have changed it (else it would spin while another lane learns).
+    passed_queue: dict[Path, tuple[int, ...]] = field(default_factory=dict)
 
 
 class GraphLearner:
-    """One task that learns the call graph of every indexed root in quiet moments."""
+    """Learns the call graph of every indexed root in quiet moments: one lane per server, side by side."""
 
     def __init__(
         self,
@@ -63,58 +93,84 @@ class GraphLearner:
         self._gateway = gateway
         self._config = config
         self._busy = busy
-        self._cursor: dict[Path, int] = {}
-        # The store generation at which a root's last pass found nothing left to ask.
-        self._finished_at: dict[Path, int] = {}
-        self._pass_start: dict[Path, int] = {}
+        self._lanes = [_Lane(None)]
         # Whether documents opened by learning may still be open at the servers.
         self._holding = False
+        # Lanes in a round now: documents are let go only when none is.
+        self._in_round = 0
 
     async def run_task(self) -> None:
-        """Learn until cancelled."""
+        """Learn until cancelled, each server's languages in a lane of their own.
+
+        A server answers one learning request at a time either way (`learn_in_flight` per lane),
+        so a client's question still waits behind one learning request of its server at most;
+        clangd's symbols no longer wait behind pyright's slow incomingCalls, nor the reverse.
+        """
+        self._lanes = [_Lane(frozenset(group)) for group in self._gateway.server_languages()] or [_Lane(None)]
+        async with anyio.create_task_group() as group:
+            for lane in self._lanes:
+                group.start_soon(self._run_lane, lane)
+
+    async def _run_lane(self, lane: _Lane) -> None:
         while True:
             config = self._config()
             if not config.learn_graph:
                 await self._let_go()
                 await self._indexes.wait_changed(RECHECK_S)
                 continue
-            entry = self._next_root()
+            entry = self._next_root(lane)
             if entry is None:
                 await self._let_go()
-                await self._indexes.wait_changed(RECHECK_S)
+                # Not RECHECK_S: what a search queues (no index change) is looked at within a second.
+                await self._indexes.wait_changed(QUEUE_POLL_S)
                 continue
             if self._indexing():
-                entry.learning = "waiting for an index run"
+                self._show(entry, lane, "waiting for an index run")
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
             if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
-                entry.learning = "waiting for quiet"
+                self._show(entry, lane, "waiting for quiet")
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
             self._holding = True
-            await self._round(entry, config)
+            self._in_round += 1
+            try:
+                await self._round(entry, config, lane)
+            finally:
+                self._in_round -= 1
+
+    def _show(self, entry: RootIndex, lane: _Lane, state: str) -> None:
+        """The lane's state; the root shows "learning" while any lane learns, "up to date" once all are."""
+        lane.state[entry.root] = state
+        states = [other.state.get(entry.root, "not started") for other in self._lanes]
+        if "learning" in states:
+            entry.learning = "learning"
+        else:
+            entry.learning = next((s for s in states if s != "up to date"), "up to date")
 
     def _indexing(self) -> bool:
         """Whether a full index run is going on on any root."""
         return any(entry.running for entry in self._indexes.roots.values())
 
     async def _let_go(self) -> None:
-        """Close what learning left open, once no search or tool may be using it.
+        """Close what learning left open, once no search, tool or other lane's round may be using it.
 
         pyright re-checks every open file that imports a file an editor changes: the
         documents learning opened would make every edit after it cost more.
         """
-        if self._holding and not self._busy():
+        if self._holding and not self._in_round and not self._busy():
             self._holding = False
             closed = await self._gateway.release_documents()
             log.debug("learning paused: closed %d documents kept open at the servers", closed)
 
-    async def _interruptible_round(self, entry: RootIndex, config: SearchConfig) -> LearnRound | None:
+    async def _interruptible_round(self, entry: RootIndex, config: SearchConfig, lane: _Lane) -> LearnRound | None:
         """One round, or None if a client spoke (or a search began) before it was done."""
         began = time.monotonic()
         result: LearnRound | None = None
+        # A lane that finished this generation's pass only takes what searches queued.
+        finished = lane.finished_at.get(entry.root) == entry.indexer.store.generation
         async with anyio.create_task_group() as group:
 
             async def watch() -> None:
@@ -126,7 +182,13 @@ class GraphLearner:
             async def learn() -> None:
                 nonlocal result
                 result = await learn_round(
-                    entry.indexer, self._gateway, config, after=self._cursor.get(entry.root, 0), limit=ROUND_SYMBOLS
+                    entry.indexer,
+                    self._gateway,
+                    config,
+                    after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
+                    limit=ROUND_SYMBOLS,
+                    first=list(entry.learn_first),
+                    languages=lane.languages,
                 )
                 group.cancel_scope.cancel()
 
@@ -134,8 +196,8 @@ class GraphLearner:
             group.start_soon(learn)
         return result
 
-    def _next_root(self) -> RootIndex | None:
-        """The first indexed root with something left to learn."""
+    def _next_root(self, lane: _Lane) -> RootIndex | None:
+        """The first indexed root with something left to learn in this lane (or queued by a search)."""
         for root, entry in self._indexes.roots.items():
             if entry.running or entry.error is not None or not entry.finished_at:
                 continue
@@ -143,35 +205,45 @@ class GraphLearner:
                 generation = entry.indexer.store.generation
             except RootNotIndexed:
                 continue
-            if self._finished_at.get(root) != generation:
+            if lane.finished_at.get(root) != generation:
                 return entry
-            entry.learning = "up to date"
+            if entry.learn_first and tuple(entry.learn_first) != lane.passed_queue.get(root):
+                return entry
+            self._show(entry, lane, "up to date")
         return None
 
-    async def _round(self, entry: RootIndex, config: SearchConfig) -> None:
+    async def _round(self, entry: RootIndex, config: SearchConfig, lane: _Lane | None = None) -> None:
+        lane = lane or self._lanes[0]
         root = entry.root
-        entry.learning = "learning"
+        self._show(entry, lane, "learning")
         try:
-            if not self._cursor.get(root):
-                self._pass_start[root] = entry.indexer.store.generation
-            done = await self._interruptible_round(entry, config)
+            if not lane.cursor.get(root):
+                lane.pass_start[root] = entry.indexer.store.generation
+            done = await self._interruptible_round(entry, config, lane)
         except (IndexStoreError, RootNotIndexed) as exc:
             log.warning("learning the call graph of %s stopped: %s", root, exc)
-            self._cursor[root] = 0
-            self._finished_at[root] = self._pass_start.get(root, -1)
-            entry.learning = f"stopped: {exc}"
+            lane.cursor[root] = 0
+            lane.finished_at[root] = lane.pass_start.get(root, -1)
+            self._show(entry, lane, f"stopped: {exc}")
             return
         if done is None:
-            entry.learning = "interrupted by a client"
+            self._show(entry, lane, "interrupted by a client")
             entry.learning_interrupted += 1
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
+        if not done.took:
+            lane.passed_queue[root] = tuple(entry.learn_first)
+        for symbol in done.took:
+            # A search may have queued it again meanwhile: every copy is asked about by now.
+            while symbol in entry.learn_first:
+                entry.learn_first.remove(symbol)
         if done.done:
             # Files written during the pass may have made symbols behind the cursor unlearned:
             # a generation other than the pass's own starts the next pass.
-            self._cursor[root] = 0
-            self._finished_at[root] = self._pass_start.get(root, -1)
-            entry.learning = "up to date"
-            log.info("%s: call graph learned", root)
+            lane.cursor[root] = 0
+            lane.finished_at[root] = lane.pass_start.get(root, -1)
+            self._show(entry, lane, "up to date")
+            if entry.learning == "up to date":
+                log.info("%s: call graph learned", root)
         else:
-            self._cursor[root] = done.after
+            lane.cursor[root] = done.after

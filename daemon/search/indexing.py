@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,8 @@ log = logging.getLogger(__name__)
 # first unindexed one: a change must be searchable within a second while someone types.
 EDIT_QUIET_S = 0.2
 EDIT_MAX_DELAY_S = 0.5
+# Symbols kept per root for the learner to ask about first (RootIndex.learn_first): a few searches' worth.
+LEARN_FIRST = 64
 
 TextSource = Callable[[], str | None]
 
@@ -82,6 +85,9 @@ class RootIndex:
 
     # Learning rounds stopped because a client spoke (graph_learning.py).
     learning_interrupted: int = 0
+    # Symbols searches had to ask the servers about live, newest last: the learner asks
+    # about these before its cursor (graph_learning.py). Bounded: the oldest go first.
+    learn_first: deque[int] = field(default_factory=lambda: deque(maxlen=LEARN_FIRST))
 
 
 class IndexService:
@@ -500,6 +506,7 @@ def _graph_status(entry: RootIndex) -> dict[str, Any]:
         "learnable": learnable,
         "state": entry.learning,
         "interrupted_rounds": entry.learning_interrupted,
+        "queued_by_searches": len(entry.learn_first),
     }
 
 

@@ -134,7 +134,13 @@ class SearchService:
             if entry.shared is not None:
                 # Which files answer locally changes with every write; reading it asks both stores.
                 await anyio.to_thread.run_sync(entry.shared.reader.refresh)
-            return await self._engine.search(request, index, indexing_in_progress=entry.running, coverage=coverage)
+            return await self._engine.search(
+                request,
+                index,
+                indexing_in_progress=entry.running,
+                coverage=coverage,
+                asked_live=entry.learn_first.extend,
+            )
         except IndexStoreError as exc:
             if not isinstance(exc, StoreUnreachable) or entry.shared is None:
                 raise

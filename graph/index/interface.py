@@ -187,8 +187,8 @@ class IndexReader(Protocol):
         """Store learned relations unless a file was written since `generation`; returns subjects stored."""
         ...
 
-    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
-        """Symbols a search expands whose relations are not learned yet, in id order."""
+    def unlearned_symbols(self, after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+        """Symbols a search expands whose relations are not learned yet, in id order (of files in `languages`)."""
         ...
 
     def learned_counts(self) -> tuple[int, int]:

@@ -166,8 +166,9 @@ class SearchConfig:
     # the daemon learn ahead once no editor has sent anything for learn_quiet_s.
     learn_graph: bool = True
     learn_quiet_s: float = 5.0
-    # Learning's requests in flight at once. A server answers one request at a time, so every
-    # one of them queued ahead of a client's question delays it; one keeps the server as busy.
+    # Learning's requests in flight at once at each server (the learner has a lane per server).
+    # A server answers one request at a time, so every one of them queued ahead of a client's
+    # question delays it; one keeps the server as busy.
     learn_in_flight: int = 1
     # Bound on a search's wait for the index to take in the changes known before it (the
     # daemon's part; the engine itself never waits).

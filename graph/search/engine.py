@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -83,25 +83,39 @@ class HybridSearchEngine:
         self.config = config or SearchConfig()
 
     async def search(
-        self, request: SearchRequest, index: SearchIndex, *, indexing_in_progress: bool = False, coverage: float = 1.0
+        self,
+        request: SearchRequest,
+        index: SearchIndex,
+        *,
+        indexing_in_progress: bool = False,
+        coverage: float = 1.0,
+        asked_live: Callable[[Sequence[int]], None] | None = None,
     ) -> SearchResponse:
         """Run the five stages; RootNotReady if the index is closed, SearchFailed if it cannot be read.
 
-        `coverage` is the share of the root's files the index holds (the response says it).
+        `coverage` is the share of the root's files the index holds (the response says it);
+        `asked_live` is given the symbols expansion had to ask the servers about, if any.
         """
         try:
             store, vectors = index.store, index.vectors
         except RootNotIndexed as exc:
             raise RootNotReady("root", str(exc)) from exc
         try:
-            return await self._search(request, store, vectors, indexing_in_progress, coverage)
+            return await self._search(request, store, vectors, indexing_in_progress, coverage, asked_live=asked_live)
         except RootNotIndexed as exc:
             raise RootNotReady("root", str(exc)) from exc
         except IndexStoreError as exc:
             raise SearchFailed(f"reading the index of {store.root} failed: {exc}") from exc
 
     async def _search(
-        self, request: SearchRequest, store: IndexReader, vectors: VectorReader, indexing: bool, coverage: float
+        self,
+        request: SearchRequest,
+        store: IndexReader,
+        vectors: VectorReader,
+        indexing: bool,
+        coverage: float,
+        *,
+        asked_live: Callable[[Sequence[int]], None] | None,
     ) -> SearchResponse:
         started = time.perf_counter()
         config = self.config
@@ -115,6 +129,8 @@ class HybridSearchEngine:
         clock.lap("seeds")
         expansion = await self._expand(ctx, seeds)
         clock.lap("expansion")
+        if asked_live is not None and expansion.asked_live:
+            asked_live(expansion.asked_live)
         nodes = expansion.nodes
         relations = [*expansion.relations, *await anyio.to_thread.run_sync(containment, nodes, ctx.catalog)]
         graph = await anyio.to_thread.run_sync(build_graph, nodes, relations, config.edges)

@@ -4,11 +4,13 @@ The daemon runs a round whenever its servers are quiet: it asks about the next s
 no search has needed yet, exactly as expansion would, and stores what was completely
 answered (memory.py, graph/index/sqlite/learned.py). A later search reads those relations
 instead of waiting for a server, so its expansion no longer depends on how busy the
-server is. Rounds go through the symbols in id order; the caller keeps the cursor.
+server is. Rounds go through the symbols in id order; the caller keeps the cursor, and may
+name symbols to ask about first (those a search had to ask the servers about live).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import anyio.to_thread
@@ -34,27 +36,62 @@ class LearnRound:
     stored: int
     after: int
     done: bool
+    # Of the symbols asked first (`first`), those this round took: asked, or found learned or gone.
+    took: tuple[int, ...] = ()
 
 
 async def learn_round(
-    index: SearchIndex, gateway: LspGateway, config: SearchConfig, *, after: int, limit: int
+    index: SearchIndex,
+    gateway: LspGateway,
+    config: SearchConfig,
+    *,
+    after: int,
+    limit: int,
+    first: Sequence[int] = (),
+    languages: Collection[str] | None = None,
 ) -> LearnRound:
-    """Ask about up to `limit` unlearned symbols with ids above `after`, and store the complete answers."""
+    """Ask about up to `limit` unlearned symbols: those of `first` not learned yet, then ids above `after`.
+
+    With `languages` (one server's), only symbols of files in those languages are asked
+    about, the ones of `first` included; the others of `first` are left to their own lane.
+    `first` does not move the cursor.
+    """
     store = index.store
-    ids = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit)
-    if not ids:
-        return LearnRound(0, 0, after, done=True)
     catalog = Catalog(store, store.root)
 
+    def queued() -> list[tuple[int, Node | None]]:
+        """The queued symbols of this lane, None for one whose file was rewritten since (dropped)."""
+        out: list[tuple[int, Node | None]] = []
+        for symbol in dict.fromkeys(first):
+            record = catalog.symbol(symbol)
+            node = symbol_node(record) if record is not None else None
+            if node is None or languages is None or catalog.language(node.path) in languages:
+                out.append((symbol, node))
+            if len(out) == limit:
+                break
+        return out
+
+    mine = await anyio.to_thread.run_sync(queued) if first else []
+    took = tuple(symbol for symbol, _ in mine)
+    learned = await anyio.to_thread.run_sync(store.recall_learned, took) if took else {}
+    wanted = [node for symbol, node in mine if node is not None and symbol not in learned]
+    cursor: list[int] = []
+    if len(wanted) < limit:
+        cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted), languages)
+        if not cursor and not wanted:
+            return LearnRound(0, 0, after, done=True, took=took)
+    asked = {node.symbol_id for node in wanted}
+
     def nodes() -> list[Node]:
-        records = (catalog.symbol(i) for i in ids)
-        return [symbol_node(r) for r in records if r is not None]
+        records = (catalog.symbol(i) for i in cursor if i not in asked)
+        return wanted + [symbol_node(r) for r in records if r is not None]
 
     lsp = LspCalls(
         gateway, store.root, max_in_flight=config.learn_in_flight, timeout=max(config.request_timeout_s, _MIN_TIMEOUT_S)
     )
+    round_nodes = await anyio.to_thread.run_sync(nodes)
     stored = await ask_about(
-        await anyio.to_thread.run_sync(nodes),
+        round_nodes,
         catalog,
         lsp,
         GraphMemory(store, catalog, config.max_neighbors),
@@ -62,4 +99,6 @@ async def learn_round(
         max_derived=config.max_derived_calls,
         callable_references=config.callable_references,
     )
-    return LearnRound(len(ids), stored, ids[-1], done=False)
+    # The cursor has nothing left once a round that asked it for symbols got none.
+    done = not cursor and len(wanted) < limit
+    return LearnRound(len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took)

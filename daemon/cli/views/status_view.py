@@ -85,9 +85,11 @@ def render_indexes(index: Any) -> list[str]:
         )
         graph = root.get("graph")
         if isinstance(graph, dict) and graph.get("learnable"):
+            # Symbols searches had to ask live, learned first (daemon/search/graph_learning.py).
+            queued = f"; {graph['queued_by_searches']} queued by searches" if graph.get("queued_by_searches") else ""
             lines.append(
                 f"             call graph: {graph.get('learned', 0)}/{graph['learnable']} symbols learned"
-                f" ({graph.get('state', '?')})"
+                f" ({graph.get('state', '?')}{queued})"
             )
         shared = root.get("shared")
         if isinstance(shared, dict):

@@ -136,12 +136,23 @@ def _implicit(name: str, kind: str) -> bool:
     return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
 
 
-def unlearned(conn: psycopg.Connection[Any], snapshot: int, after_id: int, limit: int) -> list[int]:
-    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned."""
+def unlearned(
+    conn: psycopg.Connection[Any], snapshot: int, after_id: int, limit: int, languages: Collection[str] | None = None
+) -> list[int]:
+    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned.
+
+    With `languages`, only symbols of files in those languages.
+    """
+    in_files = (
+        ""
+        if languages is None
+        else " AND s.file_id IN (SELECT f.id FROM lensmux.files f WHERE f.snapshot = %(s)s AND f.language = ANY(%(l)s))"
+    )
     rows = conn.execute(
-        "SELECT s.id FROM lensmux.symbols s WHERE s.snapshot = %s AND s.id > %s AND s.kind = ANY(%s)"
-        " AND NOT EXISTS (SELECT 1 FROM lensmux.learned l WHERE l.symbol_id = s.id) ORDER BY s.id LIMIT %s",
-        (snapshot, after_id, _KINDS, limit),
+        "SELECT s.id FROM lensmux.symbols s WHERE s.snapshot = %(s)s AND s.id > %(a)s AND s.kind = ANY(%(k)s)"
+        + in_files
+        + " AND NOT EXISTS (SELECT 1 FROM lensmux.learned l WHERE l.symbol_id = s.id) ORDER BY s.id LIMIT %(n)s",
+        {"s": snapshot, "a": after_id, "k": _KINDS, "l": sorted(languages or ()), "n": limit},
     )
     return [int(r[0]) for r in rows]
 

@@ -258,10 +258,10 @@ class SnapshotQueries:
         with self._reader.use("find stale learned relations") as conn:
             return learned.stale(conn, self.snapshot, self._masked_words | frozenset(words), self.mask.paths)
 
-    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
-        """Symbols a search expands whose relations are not learned yet, in id order."""
+    def unlearned_symbols(self, after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+        """Symbols a search expands whose relations are not learned yet, in id order (of files in `languages`)."""
         with self._reader.use("list unlearned symbols") as conn:
-            return learned.unlearned(conn, self.snapshot, after_id, limit)
+            return learned.unlearned(conn, self.snapshot, after_id, limit, languages)
 
     def learned_counts(self) -> tuple[int, int]:
         """(learned, learnable) symbols."""

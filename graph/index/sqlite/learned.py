@@ -124,12 +124,21 @@ def _implicit(name: str, kind: str) -> bool:
     return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
 
 
-def unlearned(conn: sqlite3.Connection, after_id: int, limit: int) -> list[int]:
-    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned."""
+def unlearned(
+    conn: sqlite3.Connection, after_id: int, limit: int, languages: Collection[str] | None = None
+) -> list[int]:
+    """Up to `limit` ids above after_id, in id order, of symbols a search expands and nobody has learned.
+
+    With `languages`, only symbols of files in those languages (one server's: the learner's lanes).
+    """
+    only = sorted(languages) if languages is not None else None
+    in_files = (
+        "" if only is None else f" AND s.file_id IN (SELECT id FROM files WHERE language IN ({_marks(len(only))}))"
+    )
     rows = conn.execute(
-        f"SELECT s.id FROM symbols s WHERE s.id > ? AND s.kind IN {_KINDS}"
+        f"SELECT s.id FROM symbols s WHERE s.id > ? AND s.kind IN {_KINDS}{in_files}"
         " AND NOT EXISTS (SELECT 1 FROM learned l WHERE l.symbol_id = s.id) ORDER BY s.id LIMIT ?",
-        (after_id, limit),
+        (after_id, *(only or ()), limit),
     )
     return [r[0] for r in rows]
 

@@ -173,10 +173,10 @@ class Store(StoreQueries):
         with self._transaction("remember learned relations") as conn:
             return learned.remember(conn, relations) if generation == self.generation else 0
 
-    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
-        """Symbols a search expands whose relations are not learned yet, in id order."""
+    def unlearned_symbols(self, after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+        """Symbols a search expands whose relations are not learned yet, in id order (of files in `languages`)."""
         with self._read() as conn:
-            return learned.unlearned(conn, after_id, limit)
+            return learned.unlearned(conn, after_id, limit, languages)
 
     def learned_counts(self) -> tuple[int, int]:
         """(learned, learnable) symbols."""

@@ -254,9 +254,9 @@ class OverlayReader:
         local = {s: list(r) for s, r in relations.items() if not _shared(s) and not any(_shared(o) for _, o in r)}
         return self.local.remember_learned(local, generation) if local else 0
 
-    def unlearned_symbols(self, after_id: int, limit: int) -> list[int]:
+    def unlearned_symbols(self, after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
         """The local side's: the shared symbols were learned (or not) by the publisher."""
-        return [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit)
+        return [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit, languages)
 
     def learned_counts(self) -> tuple[int, int]:
         """Both sides' counts; the stale shared subjects are not counted as learned."""

@@ -61,6 +61,9 @@ class Expansion:
     warnings: list[str] = field(default_factory=list)
     timed_out: bool = False
     capped: bool = False
+    # Indexed symbols the servers were asked about live (nothing learned for them), in the
+    # order asked: the daemon's learner asks about them first (daemon/search/graph_learning.py).
+    asked_live: list[int] = field(default_factory=list)
 
 
 def _line(rng: Any) -> int | None:
@@ -126,10 +129,11 @@ class _Expander:
         """Findings for every frontier node: remembered ones read, the others asked concurrently."""
         if self.memory is not None:
             found.update(await anyio.to_thread.run_sync(self.memory.recall, frontier))
+        live = [node for node in frontier if node.key not in found]
+        self.result.asked_live += [node.symbol_id for node in live if node.symbol_id is not None]
         async with anyio.create_task_group() as tg:
-            for node in frontier:
-                if node.key not in found:
-                    tg.start_soon(self.expand_one, node, found)
+            for node in live:
+                tg.start_soon(self.expand_one, node, found)
 
     def _position(self, node: Node) -> dict[str, Any]:
         return {

@@ -242,3 +242,16 @@ class FakeGateway:
                 for callee in self.project.named(use.name):
                     out.append({"to": callee.item(), "fromRanges": [use.location()["range"]]})
         return out
+
+
+class LearnerGateway(FakeGateway):
+    """The fake as the daemon's learner sees it: clients always quiet, nothing kept open, one server."""
+
+    def quiet(self, seconds: float) -> bool:
+        return True
+
+    async def release_documents(self) -> int:
+        return 0
+
+    def server_languages(self) -> list[tuple[str, ...]]:
+        return [("python",)]

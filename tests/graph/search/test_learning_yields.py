@@ -42,6 +42,9 @@ class ClientSpeaksGateway(FakeGateway):
     def quiet(self, seconds: float) -> bool:
         return not self.spoke
 
+    def server_languages(self) -> list[tuple[str, ...]]:
+        return [("python",)]
+
     async def release_documents(self) -> int:
         return 0
 

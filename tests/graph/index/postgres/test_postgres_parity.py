@@ -132,3 +132,16 @@ async def test_keyword_scores_do_not_depend_on_the_plan(tmp_path: Path, team_dat
     assert sum(len(a) for a in answers["hash aggregates"]) > 100, "the queries must reach many chunks"
     for plan in PLANS:
         assert answers[plan] == answers["hash aggregates"], plan
+
+
+async def test_unlearned_symbols_by_language_match_the_embedded_store(tmp_path: Path, team_database: str) -> None:
+    """The learner's lanes ask each store for one server's languages (daemon/search/graph_learning.py)."""
+    async with _published(tmp_path, team_database) as (ix, team, published):
+        store, _ = team.open(ix.root, published.snapshot)
+        counts = {}
+        for languages in (None, {"python"}, {"markdown"}, {"c", "cpp"}):
+            embedded = ix.store.unlearned_symbols(0, 10_000, languages)
+            assert len(store.unlearned_symbols(0, 10_000, languages)) == len(embedded), languages
+            counts[None if languages is None else min(languages)] = len(embedded)
+    assert counts["python"] > 0 and counts["c"] == 0
+    assert counts[None] == counts["python"] + counts["markdown"]
