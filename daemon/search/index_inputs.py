@@ -66,7 +66,16 @@ class LspSymbolSource:
         started = time.perf_counter()
         try:
             async with self._internal.using(instance, path, text):
+                asked = instance.documents.get(uri)
+                version = asked.version if asked is not None and asked.text == text else None
                 result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+                answered = instance.documents.get(uri)
+                # An editor holding the file with other text is what the server answered about.
+                same_text = (
+                    version is not None
+                    and answered is not None
+                    and (answered.version, answered.text) == (version, text)
+                )
             log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
         except InstanceError as exc:
             raise IndexServiceError(str(exc)) from exc
@@ -75,10 +84,17 @@ class LspSymbolSource:
             # rich, closing right away cut its CPU for a full index by ~60%.
             await self._internal.release(instance, uri)
         answer = result if isinstance(result, list) else []
-        # Stored only if the server still runs as the key says (not restarted, configuration not
-        # reloaded meanwhile), and only hierarchical symbols: flat ones carry the file's URI.
+        # Stored only if the server answered about this text and still runs as the key says (not
+        # restarted, configuration not reloaded meanwhile), and only hierarchical symbols: flat
+        # ones carry the file's URI.
         flat = any(isinstance(item, dict) and "location" in item for item in answer)
-        if key is not None and self._cache is not None and not flat and key == self._key_now(instance, path, text):
+        if (
+            key is not None
+            and self._cache is not None
+            and same_text
+            and not flat
+            and key == self._key_now(instance, path, text)
+        ):
             await anyio.to_thread.run_sync(self._cache.put, key, answer)
         return answer
 
