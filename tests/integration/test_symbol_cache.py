@@ -14,8 +14,11 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 import pytest
 from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+from support.lspclient import LspClient
 
 from lensmux.graph.index.location import root_slug
 
@@ -110,6 +113,30 @@ def test_a_copy_in_another_root_is_not_asked_again(tmp_path: Path) -> None:
     assert "wrap" in {row[0] for row in util}
     assert cache["hits"] >= 1 and cache["entries"] >= 3
     assert "symbol cache:" in shown and "symbol_cache_mb 64" in shown
+
+
+def test_an_answer_about_an_editors_other_text_is_not_kept_for_the_files_text(tmp_path: Path) -> None:
+    """An editor holds shapes.py with unsaved text while the root is indexed: pyright answers about that
+    text, so the answer must not be kept under the text on disk, which a copy in another root has."""
+    first = _project(tmp_path / "first")
+    second = tmp_path / "second"
+    shutil.copytree(first, second)
+    unsaved = SHAPES + "\n\ndef only_in_the_editor() -> None:\n    pass\n"
+
+    async def index_while_edited(daemon: DaemonProc) -> None:
+        async with LspClient.over_unix(daemon.runtime_dir / "pyright.sock", name="editor") as editor:
+            await editor.initialize(first)
+            await editor.open(first / "pkg" / "shapes.py", "python", unsaved)
+            await anyio.to_thread.run_sync(_index, daemon, first)
+            await editor.shutdown_and_exit()
+
+    with running_daemon(tmp_path / "d") as daemon:
+        anyio.run(index_while_edited, daemon)
+        _index(daemon, second)
+        asked = _asked(daemon, "shapes.py")
+        names = {row[0] for row in _symbols(daemon, second, "pkg/shapes.py")}
+    assert asked == 2, "the copy was asked about: nothing was kept for the disk's text"
+    assert "only_in_the_editor" not in names and "unit_circle" in names
 
 
 def test_a_corrupt_cache_file_does_not_stop_indexing(tmp_path: Path) -> None:
