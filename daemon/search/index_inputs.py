@@ -104,7 +104,7 @@ class LspSymbolSource:
             return None
         if not await instance.wait_ready(READY_WAIT_S):
             return None
-        # pyright logs its configuration before the end of its discovery (adapters/pyright.py).
+        # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright.py).
         await instance.warmup.discovery.wait("textDocument/documentSymbol")
         return self._key_now(instance, path, text)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lensmux.adapters.clangd import ClangdAdapter
-from lensmux.adapters.pyright import PyrightAdapter
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.pyright.pyright import PyrightAdapter
 from lensmux.adapters.spec import ServerConfig
 
 TEXT = "def f() -> int:\n    return 1\n"
