@@ -178,10 +178,11 @@ def _clock(daemon: DaemonProc, root: Path) -> dict[str, float] | None:
     return None
 
 
-def _cpu(daemon: DaemonProc) -> tuple[float, dict[int, float]]:
-    """CPU seconds so far of the daemon, and of each live language server's process group by pid."""
-    servers = {int(i["pid"]): group_cpu_seconds(int(i["pid"])) for i in daemon.instances() if i.get("pid")}
-    return process_cpu_seconds(daemon.proc.pid), servers
+def _cpu(daemon: DaemonProc) -> tuple[float, dict[int, float], dict[int, str]]:
+    """CPU seconds so far of the daemon, and of each live language server's process group by pid; their names."""
+    live = [i for i in daemon.instances() if i.get("pid")]
+    servers = {int(i["pid"]): group_cpu_seconds(int(i["pid"])) for i in live}
+    return process_cpu_seconds(daemon.proc.pid), servers, {int(i["pid"]): str(i["server"]) for i in live}
 
 
 def _measure(
@@ -203,6 +204,10 @@ def _measure(
     cpu_after = _cpu(daemon)
     # CPU is what the load of other sessions on this machine changes least: the ratio to watch beside the wall's.
     servers_s = sum(cpu - cpu_before[1].get(pid, 0.0) for pid, cpu in cpu_after[1].items())
+    by_server: dict[str, float] = {}
+    for pid, cpu in cpu_after[1].items():
+        name = cpu_after[2][pid]
+        by_server[name] = round(by_server.get(name, 0.0) + cpu - cpu_before[1].get(pid, 0.0), 1)
     return {
         "label": label,
         "root": str(root),
@@ -219,6 +224,7 @@ def _measure(
         "clock": _clock(daemon, root),
         "daemon_cpu_s": round(cpu_after[0] - cpu_before[0], 1),
         "servers_cpu_s": round(servers_s, 1),
+        "servers_cpu_by_server_s": by_server,
         "results": len(answer.get("results") or answer.get("ranked_symbols") or []),
     }
 
