@@ -191,6 +191,16 @@ class Adapter:
         """
         return None
 
+    def symbols_by_text(self, path: Path, text: str) -> str | None:
+        """What, beside `text`, this server's documentSymbol answer for `path` is a function of, when that is all.
+
+        The key under which the daemon keeps the answer for every root of the user
+        (graph/index/builder/symbol_cache.py): the server's version, the settings and
+        configuration that change it. None (the default) when the answer depends on more
+        than can be named (other files, compile flags, the server not yet started).
+        """
+        return None
+
     def forwards_cancel(self, method: str) -> bool:
         """Whether a `$/cancelRequest` for a request of `method` may reach the server."""
         return method not in self.uncancellable

@@ -195,6 +195,9 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Token counts remembered by text (graph/embedding/inference/token_memo.py; about 100 bytes each), so a
     # clone or a second worktree does not tokenise again what a root already counted; 0 turns it off.
     token_memo_entries: Annotated[int, msgspec.Meta(ge=0, le=10_000_000)] = 100_000
+    # The user's documentSymbol answers by content, for servers whose answer is a function of the
+    # text (graph/index/builder/symbol_cache.py; pyright), in MiB on disk; 0 turns it off.
+    symbol_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 64
     # Bigger files are not indexed.
     max_file_kb: Annotated[int, msgspec.Meta(ge=1, le=1024 * 1024)] = 1024
     # A file gives at most this many chunks, each at most this many tokens (halved until it fits).

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,17 @@ from lensmux.adapters.pyright import pyright_hover
 _ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)")
 # pyright logs nothing at these levels, so the daemon cannot see discovery end.
 _QUIET_LOG_LEVELS = frozenset({"warning", "error"})
+# What pyright logs as it starts (information level), which its symbols by text depend on:
+# its version, then per service each configuration file it loads (the root's, else the
+# nearest ancestor's) and the Python version it assumes when the configuration names none.
+_STARTING = re.compile(r"^Pyright language server (\S+) starting")
+_LOADING = re.compile(r"^Loading (?:configuration|pyproject\.toml) file at (.+)$")
+_ASSUMING = re.compile(r"^Assuming Python (?:version|platform) .+$")
+# A wildcard import binds the names another module defines, in its order, into this one's scope:
+# what this file's symbols are then depends on that file (seen: ctypes/_endian.py).
+_WILDCARD_IMPORT = re.compile(r"\bimport[\s\\]*\*")
+# Configuration that makes a file's environment depend on more than the file's text and the root.
+_PER_FILE_CONFIG = (b"executionEnvironments", b"extends")
 # The progress pyright creates as it starts on a request, by title, and that request's method.
 _REQUEST_PROGRESS = {"Finding references": "textDocument/references"}
 
@@ -79,6 +93,13 @@ class PyrightAdapter(Adapter):
         # folder's can end before the root's), so each such line settles the oldest entry: what
         # counts is how many are due. A folder removed first is dropped by name.
         self._undiscovered: list[str | None] = [None]
+        # What symbols_by_text depends on, from the current process's log (see _STARTING).
+        self._version: str | None = None
+        self._config_files: list[str] = []
+        self._assumed: list[str] = []
+        self._loaded_since_found = False
+        # Per configuration file: (mtime_ns, size) -> what of it pyright reads, hashed (None: unusable).
+        self._config_digests: dict[str, tuple[tuple[int, int], str | None]] = {}
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answer every section; pyright treats null as "use defaults" only for some."""
@@ -133,6 +154,10 @@ class PyrightAdapter(Adapter):
         """A new pyright process knows nothing yet."""
         self._analysing.clear()
         self._undiscovered = [None]
+        self._version = None
+        self._config_files = []
+        self._assumed = []
+        self._loaded_since_found = False
 
     def folders_changed(self, added: list[str], removed: list[str]) -> None:
         """Each added folder is a service of its own, enumerated once its settings are read; a removed one never is."""
@@ -196,12 +221,93 @@ class PyrightAdapter(Adapter):
         return []
 
     def observe_notification(self, method: str, params: Any) -> None:
-        """See the log line that ends the enumeration of one workspace folder."""
-        if method != "window/logMessage" or not self._undiscovered:
+        """See the log lines that end the enumeration of one workspace folder, and say what pyright runs with."""
+        if method != "window/logMessage":
             return
         message = _log_message(params)
-        if message is not None and _ENUMERATED.match(message):
+        if message is None:
+            return
+        self._observe_environment(message)
+        if self._undiscovered and _ENUMERATED.match(message):
             self._undiscovered.pop(0)
+
+    def _observe_environment(self, message: str) -> None:
+        if (starting := _STARTING.match(message)) is not None:
+            self._version = starting.group(1)
+        elif (loading := _LOADING.match(message)) is not None or _ASSUMING.match(message):
+            if self._loaded_since_found:
+                # The configuration loaded again (a file changed): what follows replaces it.
+                self._config_files, self._assumed, self._loaded_since_found = [], [], False
+            if loading is not None:
+                self._config_files.append(loading.group(1))
+            else:
+                self._assumed.append(message)
+        elif _ENUMERATED.match(message):
+            self._loaded_since_found = True
+
+    def symbols_by_text(self, path: Path, text: str) -> str | None:
+        """pyright's symbols of a `.py` file are its parse and binding alone, given the environment.
+
+        Its document-symbol provider (languageService/documentSymbolProvider.ts, symbolIndexer.ts,
+        1.1.414) lists the declarations of the file's scopes from the binder, with kinds from
+        the declarations alone (getSymbolKind with no type evaluator) and ranges from the parse;
+        aliases (imports) are left out, and no `detail` is sent. The binder reads other files for
+        a wildcard import only (the names it binds, whose declarations can then hide a local one),
+        so such a file is not reused; what it reads besides the text is the execution environment
+        (Python version and platform decide which `sys.version_info`/`sys.platform` branches are
+        bound at all, `defineConstant` others), from the configuration files pyright logged
+        loading, else the version it logged assuming. Stubs (`.pyi`) bind otherwise by module name.
+        Same answers for 386 texts under other roots and alone, 15 of 300 changed by the environment
+        (bench/index/symbols_by_text.py, docs/benchmarks.md "Worktrees and re-clones").
+        """
+        if self._version is None or not self._loaded_since_found or path.suffix != ".py":
+            return None
+        if _WILDCARD_IMPORT.search(text):
+            return None
+        configs = []
+        for name in self._config_files:
+            digest = self._config_digest(name)
+            if digest is None:
+                return None
+            configs.append(digest)
+        key = {
+            "server": "pyright",
+            "version": self._version,
+            "launch": self.config.fingerprint(),
+            "settings": self.config.settings,
+            "platform": sys.platform,
+            "configs": configs,
+            "assumed": self._assumed,
+        }
+        return hashlib.sha256(msgspec.json.encode(key, order="sorted")).hexdigest()
+
+    def _config_digest(self, name: str) -> str | None:
+        """What pyright reads of one configuration file, hashed; None when it cannot be read or is per file."""
+        try:
+            stat = Path(name).stat()
+        except OSError:
+            return None
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        known = self._config_digests.get(name)
+        if known is not None and known[0] == stamp:
+            return known[1]
+        digest = _config_content(Path(name))
+        self._config_digests[name] = (stamp, digest)
+        return digest
+
+
+def _config_content(path: Path) -> str | None:
+    """The hash of pyrightconfig.json, or of pyproject.toml's [tool.pyright] table (the rest pyright ignores)."""
+    try:
+        data = path.read_bytes()
+        if path.name == "pyproject.toml":
+            table = tomllib.loads(data.decode("utf-8")).get("tool", {}).get("pyright", {})
+            data = msgspec.json.encode(table, order="sorted")
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+        return None
+    if any(word in data for word in _PER_FILE_CONFIG):
+        return None
+    return hashlib.sha256(data).hexdigest()
 
 
 def _service_line(name: str) -> str:

@@ -24,10 +24,11 @@ search's answer, and its ratio to the first's; the goal is <= 0.10. Beside it, e
 CPU seconds (the daemon's, and every live language server's process group) and their ratio
 to the first's: the load of other sessions moves them much less than the wall. Where each run's time
 went comes from the daemon's own run clock (logged at the end of a run: the model busy,
-idle waiting for prepared files, writing) and the vector cache's hits and misses
-(`lensmux status`); each daemon's log stays in its state directory under `--out`'s
-roots. `--no-cache-too` repeats the three in a daemon with
-`[daemon.index] vector_cache_mb = 0`: what the cache buys.
+idle waiting for prepared files, writing) and the vector cache's and the symbol cache's
+hits and misses (`lensmux status`; the symbol cache's count pyright's files, clangd
+has none); each daemon's log stays in its state directory under `--out`'s roots.
+`--no-cache-too` repeats the three in a daemon with `[daemon.index] vector_cache_mb = 0`:
+what the cache buys.
 """
 
 from __future__ import annotations
@@ -156,8 +157,8 @@ def _search(daemon: DaemonProc, root: Path, query: str) -> dict[str, Any]:
     return answer
 
 
-def _cache(daemon: DaemonProc) -> dict[str, Any]:
-    cache = (daemon.status().get("index") or {}).get("vector_cache")
+def _cache(daemon: DaemonProc, which: str = "vector_cache") -> dict[str, Any]:
+    cache = (daemon.status().get("index") or {}).get(which)
     return dict(cache) if isinstance(cache, dict) else {}
 
 
@@ -177,16 +178,18 @@ def _clock(daemon: DaemonProc, root: Path) -> dict[str, float] | None:
     return None
 
 
-def _cpu(daemon: DaemonProc) -> tuple[float, dict[int, float]]:
-    """CPU seconds so far of the daemon, and of each live language server's process group by pid."""
-    servers = {int(i["pid"]): group_cpu_seconds(int(i["pid"])) for i in daemon.instances() if i.get("pid")}
-    return process_cpu_seconds(daemon.proc.pid), servers
+def _cpu(daemon: DaemonProc) -> tuple[float, dict[int, float], dict[int, str]]:
+    """CPU seconds so far of the daemon, and of each live language server's process group by pid; their names."""
+    live = [i for i in daemon.instances() if i.get("pid")]
+    servers = {int(i["pid"]): group_cpu_seconds(int(i["pid"])) for i in live}
+    return process_cpu_seconds(daemon.proc.pid), servers, {int(i["pid"]): str(i["server"]) for i in live}
 
 
 def _measure(
     daemon: DaemonProc, label: str, root: Path, git: tuple[str, ...] | None, cwd: Path, *, query: str
 ) -> dict[str, Any]:
     before = _cache(daemon)
+    symbols_before = _cache(daemon, "symbol_cache")
     cpu_before = _cpu(daemon)
     started = time.perf_counter()
     if git is not None:
@@ -197,9 +200,14 @@ def _measure(
     answer = _search(daemon, root, query)
     total = time.perf_counter() - started
     after = _cache(daemon)
+    symbols_after = _cache(daemon, "symbol_cache")
     cpu_after = _cpu(daemon)
     # CPU is what the load of other sessions on this machine changes least: the ratio to watch beside the wall's.
     servers_s = sum(cpu - cpu_before[1].get(pid, 0.0) for pid, cpu in cpu_after[1].items())
+    by_server: dict[str, float] = {}
+    for pid, cpu in cpu_after[1].items():
+        name = cpu_after[2][pid]
+        by_server[name] = round(by_server.get(name, 0.0) + cpu - cpu_before[1].get(pid, 0.0), 1)
     return {
         "label": label,
         "root": str(root),
@@ -211,9 +219,12 @@ def _measure(
         "chunks": summary.get("chunks"),
         "cache_hits": int(after.get("hits", 0)) - int(before.get("hits", 0)),
         "cache_misses": int(after.get("misses", 0)) - int(before.get("misses", 0)),
+        "symbol_hits": int(symbols_after.get("hits", 0)) - int(symbols_before.get("hits", 0)),
+        "symbol_misses": int(symbols_after.get("misses", 0)) - int(symbols_before.get("misses", 0)),
         "clock": _clock(daemon, root),
         "daemon_cpu_s": round(cpu_after[0] - cpu_before[0], 1),
         "servers_cpu_s": round(servers_s, 1),
+        "servers_cpu_by_server_s": by_server,
         "results": len(answer.get("results") or answer.get("ranked_symbols") or []),
     }
 
@@ -265,7 +276,8 @@ def _row(r: dict[str, Any]) -> str:
     writing = clock.get("writing_s", "-") if clock else "-"
     return (
         f"| {r['label']} | {r['files']} | {r['chunks']} | {r['git_s']} | {r['index_s']} | {r['search_s']} "
-        f"| **{r['to_first_search_s']}** | {r['ratio']} | {r['cache_hits']} / {r['cache_misses']} | {where} "
+        f"| **{r['to_first_search_s']}** | {r['ratio']} | {r['cache_hits']} / {r['cache_misses']} "
+        f"| {r.get('symbol_hits', '-')} / {r.get('symbol_misses', '-')} | {where} "
         f"| {writing} | {r.get('daemon_cpu_s', '-')} / {r.get('servers_cpu_s', '-')} | {r.get('cpu_ratio', '-')} |"
     )
 
@@ -274,9 +286,10 @@ def render(result: dict[str, Any]) -> str:
     """The tables for docs/benchmarks.md."""
     head = (
         "| root | files | chunks | git, s | index --wait, s | search, s | to first complete search, s "
-        "| ratio to first | vector cache hits / misses | model busy / every embedder waiting for prepared files, s "
+        "| ratio to first | vector cache hits / misses | symbol cache hits / misses "
+        "| model busy / every embedder waiting for prepared files, s "
         "| writing, s | CPU s: daemon / language servers | CPU ratio to first |\n"
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
     )
     out = [f"With the vector cache:\n\n{head}", *(_row(r) for r in result["with_cache"])]
     if "without_cache" in result:

@@ -10,42 +10,72 @@ The directory comes from the request: `focus` on `lensmux/index` and `lensmux/hy
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
 
 from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.graph.index.builder.order import FaultHold, Focus
+from lensmux.graph.index.builder.symbol_cache import SymbolCache
+
+if TYPE_CHECKING:
+    from lensmux.daemon.mux.instance import Instance
 
 log = logging.getLogger(__name__)
 
 # Fault injection for integration tests: "N:PATH" makes every full run prepare N files,
 # then no more while PATH exists (graph/index/builder/order.py, FaultHold). Never set otherwise.
 FAULT_HOLD_ENV = "LENSMUX_FAULT_INDEX_HOLD"
+# How long a symbol source waits for a server to start before it asks without the cache.
+READY_WAIT_S = 60.0
 
 
 class LspSymbolSource:
-    """documentSymbol through the daemon's instance for the file's language."""
+    """documentSymbol through the daemon's instance for the file's language, or the user's symbol cache.
 
-    def __init__(self, internal: InternalClient, root: Path) -> None:
+    Where the server's adapter names what its answer depends on beside the text
+    (`Adapter.symbols_by_text`: pyright), an answer some root already got for the same text
+    is taken from the cache (graph/index/builder/symbol_cache.py) and the server is not asked.
+    """
+
+    def __init__(self, internal: InternalClient, root: Path, cache: SymbolCache | None = None) -> None:
         self._internal = internal
         self._root = root
+        self._cache = cache
 
     async def document_symbols(self, path: Path, language_id: str, text: str) -> list[dict[str, Any]] | None:
         """The server's symbols, None when no configured server covers the file."""
         instance = self._internal.instance_for(path, self._root)
         if instance is None or (instance.stopped and instance.failure is not None):
             return None
+        key = await self._cache_key(instance, path, text)
+        if key is not None and self._cache is not None:
+            cached = await anyio.to_thread.run_sync(self._cache.get, key)
+            if isinstance(cached, list):
+                return cached
         uri = path.as_uri()
         started = time.perf_counter()
         try:
             async with self._internal.using(instance, path, text):
+                asked = instance.documents.get(uri)
+                version = asked.version if asked is not None and asked.text == text else None
                 result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+                answered = instance.documents.get(uri)
+                # An editor holding the file with other text is what the server answered about.
+                same_text = (
+                    version is not None
+                    and answered is not None
+                    and (answered.version, answered.text) == (version, text)
+                )
             log.debug("documentSymbol of %s answered in %.0f ms", path.name, (time.perf_counter() - started) * 1000)
         except InstanceError as exc:
             raise IndexServiceError(str(exc)) from exc
@@ -53,7 +83,39 @@ class LspSymbolSource:
             # pyright type-checks open documents in the background: measured on
             # rich, closing right away cut its CPU for a full index by ~60%.
             await self._internal.release(instance, uri)
-        return result if isinstance(result, list) else []
+        answer = result if isinstance(result, list) else []
+        # Stored only if the server answered about this text and still runs as the key says (not
+        # restarted, configuration not reloaded meanwhile), and only hierarchical symbols: flat
+        # ones carry the file's URI.
+        flat = any(isinstance(item, dict) and "location" in item for item in answer)
+        if (
+            key is not None
+            and self._cache is not None
+            and same_text
+            and not flat
+            and key == self._key_now(instance, path, text)
+        ):
+            await anyio.to_thread.run_sync(self._cache.put, key, answer)
+        return answer
+
+    async def _cache_key(self, instance: Instance, path: Path, text: str) -> bytes | None:
+        """The cache key of this text at this server, once the server has started and discovered its root."""
+        if self._cache is None:
+            return None
+        if not await instance.wait_ready(READY_WAIT_S):
+            return None
+        # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright.py).
+        await instance.warmup.discovery.wait("textDocument/documentSymbol")
+        return self._key_now(instance, path, text)
+
+    @staticmethod
+    def _key_now(instance: Instance, path: Path, text: str) -> bytes | None:
+        environment = instance.adapter.symbols_by_text(path, text)
+        if environment is None:
+            return None
+        digest = hashlib.sha256(environment.encode())
+        digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
+        return digest.digest()
 
 
 def focus_param(value: Any) -> Path | None:

@@ -39,6 +39,7 @@ from lensmux.graph.index import (
 )
 from lensmux.graph.index.builder.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.builder.order import Focus
+from lensmux.graph.index.builder.symbol_cache import SymbolCache
 from lensmux.graph.index.builder.vector_cache import VectorCache
 
 if TYPE_CHECKING:
@@ -115,6 +116,8 @@ class IndexService:
         self._index_config = index_config(config)
         # The user's vectors by content (graph/index/builder/vector_cache.py), opened with the first index.
         self._vector_cache: VectorCache | None = None
+        # The user's documentSymbol answers by content (graph/index/builder/symbol_cache.py), likewise.
+        self._symbol_cache: SymbolCache | None = None
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Own every indexing run and watcher; on cancellation, save and close each index."""
@@ -188,7 +191,7 @@ class IndexService:
         entry = self.roots.get(root)
         if entry is None:
             embedder = await self.embedder()
-            symbols = LspSymbolSource(self._internal, root)
+            symbols = LspSymbolSource(self._internal, root, await self._open_symbol_cache())
             cache = await self._open_vector_cache()
             indexer = Indexer(
                 root,
@@ -295,6 +298,15 @@ class IndexService:
                 lambda: VectorCache.open(max_bytes=megabytes * 1024 * 1024)
             )
         return self._vector_cache
+
+    async def _open_symbol_cache(self) -> SymbolCache | None:
+        """The symbol cache every root shares, or None when `[daemon.index] symbol_cache_mb` is 0."""
+        megabytes = self._config.index.symbol_cache_mb
+        if self._symbol_cache is None and megabytes > 0:
+            self._symbol_cache = await anyio.to_thread.run_sync(
+                lambda: SymbolCache.open(max_bytes=megabytes * 1024 * 1024)
+            )
+        return self._symbol_cache
 
     def refocus(self, entry: RootIndex, directory: Path | None) -> None:
         """While the root is indexed, index next the files editors hold open and those under `directory`."""
@@ -439,6 +451,7 @@ class IndexService:
             "roots": [self.summary(e) for e in self.roots.values()],
             "caps": self._config.index_caps(),
             "vector_cache": self._vector_cache.stats().as_dict() if self._vector_cache is not None else None,
+            "symbol_cache": self._symbol_cache.stats().as_dict() if self._symbol_cache is not None else None,
             "token_memo": self._embedder.token_memo.stats() if self._embedder is not None else None,
         }
 
@@ -467,6 +480,8 @@ class IndexService:
                     entry.shared.close()
         if self._vector_cache is not None:
             self._vector_cache.close()
+        if self._symbol_cache is not None:
+            self._symbol_cache.close()
 
 
 def index_config(config: DaemonConfig) -> IndexConfig:

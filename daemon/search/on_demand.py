@@ -179,5 +179,6 @@ class SearchOnDemand:
             "roots": [],
             "caps": self._config.index_caps(),
             "vector_cache": None,
+            "symbol_cache": None,
             "token_memo": None,
         }

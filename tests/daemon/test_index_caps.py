@@ -15,6 +15,7 @@ from lensmux.daemon.search.indexing import IndexService, index_config
 SET = IndexSettings(
     vector_cache_mb=3,
     token_memo_entries=5,
+    symbol_cache_mb=4,
     max_file_kb=200,
     max_file_chunks=7,
     max_chunk_tokens=99,
@@ -55,11 +56,15 @@ def test_status_shows_every_cap() -> None:
     status = IndexService(daemon, InternalClient(registry)).status()
     assert status["caps"] == {**{k: getattr(SET, k) for k in SET.__struct_fields__}, "learned_edges_per_relation": 12}
     shown = "\n".join(render_indexes(status))
-    assert "caps: vector_cache_mb 3, token_memo_entries 5, max_file_kb 200, max_file_chunks 7" in shown
+    caps = "caps: vector_cache_mb 3, token_memo_entries 5, symbol_cache_mb 4, max_file_kb 200, max_file_chunks 7"
+    assert caps in shown
     assert "learned_edges_per_relation 12" in shown
     cache = {"entries": 10, "bytes": 3 << 20, "max_bytes": 6 << 20, "hits": 4, "misses": 6, "evicted": 0, "path": "/c"}
     shown = "\n".join(render_indexes({**status, "vector_cache": cache}))
     assert "vector cache: 10 vectors, 3.0 of 6.0 MiB; 4 hits, 6 misses, 0 evicted  /c" in shown
+    symbols = {"entries": 3, "bytes": 1 << 20, "max_bytes": 4 << 20, "hits": 2, "misses": 1, "evicted": 0, "path": "/s"}
+    shown = "\n".join(render_indexes({**status, "symbol_cache": symbols}))
+    assert "symbol cache: 3 answers, 1.0 of 4.0 MiB; 2 hits, 1 misses, 0 evicted  /s" in shown
     memo = {"entries": 4, "limit": 5, "hits": 7, "misses": 4}
     shown = "\n".join(render_indexes({**status, "token_memo": memo}))
     assert "token counts remembered: 4 of 5; 7 hits, 4 misses" in shown

@@ -31,6 +31,7 @@ NOTHING_INDEXED: dict[str, object] = {
     "roots": [],
     "caps": DaemonConfig().index_caps(),
     "vector_cache": None,
+    "symbol_cache": None,
     "token_memo": None,
 }
 

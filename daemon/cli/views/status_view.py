@@ -109,6 +109,13 @@ def render_indexes(index: Any) -> list[str]:
             f"{_mib(cache.get('max_bytes'))} MiB; {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses, "
             f"{cache.get('evicted', 0)} evicted  {cache.get('path', '')}"
         )
+    symbols = index.get("symbol_cache")
+    if isinstance(symbols, dict):
+        lines.append(
+            f"  symbol cache: {symbols.get('entries', 0)} answers, {_mib(symbols.get('bytes'))} of "
+            f"{_mib(symbols.get('max_bytes'))} MiB; {symbols.get('hits', 0)} hits, {symbols.get('misses', 0)} misses, "
+            f"{symbols.get('evicted', 0)} evicted  {symbols.get('path', '')}"
+        )
     memo = index.get("token_memo")
     if isinstance(memo, dict):
         lines.append(

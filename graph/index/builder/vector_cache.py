@@ -26,16 +26,13 @@ from __future__ import annotations
 import hashlib
 import logging
 import sqlite3
-import threading
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.location import state_home
+from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, tick
 
 log = logging.getLogger(__name__)
 
@@ -66,128 +63,41 @@ INSERT OR IGNORE INTO meta(key, value) VALUES ('bytes', 0), ('clock', 0);
 Vector = npt.NDArray[numpy.float32]
 
 
-def default_cache_path() -> Path:
-    """`$XDG_STATE_HOME/lensmux/vector-cache.sqlite`."""
-    return state_home() / "lensmux" / FILE_NAME
-
-
 def text_digest(text: str) -> bytes:
     """The key of a chunk text: sha256 of its UTF-8 bytes."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
 
 
-@dataclass(frozen=True, slots=True)
-class VectorCacheStats:
-    """What `lensmux status` shows of the cache."""
-
-    path: str
-    entries: int
-    bytes: int
-    max_bytes: int
-    hits: int
-    misses: int
-    evicted: int
-    rebuilt: int
-
-    def as_dict(self) -> dict[str, object]:
-        """For JSON."""
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
-
-
-class VectorCache:
+class VectorCache(CacheFile):
     """The user's content-addressed vectors; open with VectorCache.open, close with close()."""
 
+    file_name = FILE_NAME
+    default_max_bytes = DEFAULT_MAX_BYTES
+    label = "vector cache"
+    without = "embedding without it"
+
     def __init__(self, path: Path, max_bytes: int) -> None:
-        self.path = path
-        self.max_bytes = max_bytes
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
+        super().__init__(path, max_bytes)
         self._models: dict[str, int] = {}
-        self.hits = self.misses = self.evicted = self.rebuilt = 0
         # As of this process's last read or write of the file: stats() takes neither the lock
         # nor the file, because `lensmux status` runs on the daemon's event loop.
         self._bytes = 0
         self._row_bytes = 0
 
-    @classmethod
-    def open(cls, path: Path | None = None, *, max_bytes: int = DEFAULT_MAX_BYTES) -> VectorCache:
-        """Open (or create) the cache file; a file that cannot be used is started again, or the cache stays off."""
-        cache = cls(path or default_cache_path(), max_bytes)
-        with cache._lock:
-            cache._connect()
-        return cache
-
     # -- the file ---------------------------------------------------------------------
 
-    def _connect(self) -> None:
-        """Open the file, and start it again once if SQLite cannot read it; None (off) if that fails too."""
-        for attempt in (1, 2):
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=5.0)
-                try:
-                    # Takes effect only in a new, empty file (before WAL and the first table).
-                    conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-                    conn.execute("PRAGMA journal_mode = WAL")
-                    conn.execute("PRAGMA synchronous = NORMAL")
-                    _convert_layout(conn)
-                    conn.executescript(_DDL)
-                    size = int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
-                    row = conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
-                except sqlite3.Error:
-                    conn.close()
-                    raise
-            except sqlite3.OperationalError as exc:
-                # Locked, read-only, no space: not the file's fault; no cache this time.
-                log.warning("vector cache %s unavailable (%s); embedding without it", self.path, exc)
-                return
-            except sqlite3.DatabaseError as exc:
-                if attempt == 2:
-                    log.error("vector cache %s unusable after a rebuild (%s); embedding without it", self.path, exc)
-                    return
-                self._discard(exc)
-                continue
-            except OSError as exc:
-                log.warning("vector cache %s unavailable (%s); embedding without it", self.path, exc)
-                return
-            self._conn = conn
-            self._models = {}
-            self._bytes = size
-            self._row_bytes = int(row[0]) + ROW_OVERHEAD if row else 0
-            return
-
-    def _discard(self, exc: BaseException) -> None:
-        """Delete a file SQLite says is corrupt (a cache holds nothing that cannot be made again)."""
-        log.error("vector cache %s is corrupt (%s); starting it again", self.path, exc)
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        for suffix in ("", "-wal", "-shm"):
-            try:
-                Path(str(self.path) + suffix).unlink(missing_ok=True)
-            except OSError as unlink_exc:
-                log.warning("cannot remove %s%s: %s", self.path, suffix, unlink_exc)
-        self.rebuilt += 1
-
-    @contextmanager
-    def _using(self, what: str) -> Iterator[sqlite3.Connection | None]:
-        """The connection (None when the cache is off); errors are logged and a corrupt file rebuilt."""
-        with self._lock:
-            try:
-                yield self._conn
-            except sqlite3.OperationalError as exc:
-                log.warning("vector cache %s: %s failed (%s)", self.path, what, exc)
-                _rollback(self._conn)
-            except sqlite3.DatabaseError as exc:
-                self._discard(exc)
-                self._connect()
-
-    def close(self) -> None:
-        """Close the file."""
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+    def _prepare(self, conn: sqlite3.Connection) -> None:
+        # Takes effect only in a new, empty file (before WAL and the first table).
+        conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        _convert_layout(conn)
+        conn.executescript(_DDL)
+        size = int(conn.execute("SELECT value FROM meta WHERE key = 'bytes'").fetchone()[0])
+        row = conn.execute("SELECT length(vector) FROM vectors LIMIT 1").fetchone()
+        self._models = {}
+        self._bytes = size
+        self._row_bytes = int(row[0]) + ROW_OVERHEAD if row else 0
 
     def _model(self, conn: sqlite3.Connection, model_id: str) -> int:
         known = self._models.get(model_id)
@@ -222,7 +132,7 @@ class VectorCache:
                     found[wanted[digest]] = numpy.frombuffer(blob, dtype=numpy.float32).copy()
                     hit.append(digest)
             if hit:
-                clock = _tick(conn)
+                clock = tick(conn)
                 conn.executemany(
                     "UPDATE vectors SET used = ? WHERE model = ? AND digest = ?", [(clock, model, d) for d in hit]
                 )
@@ -242,7 +152,7 @@ class VectorCache:
                 return
             conn.execute("BEGIN IMMEDIATE")
             model = self._model(conn, model_id)
-            clock = _tick(conn)
+            clock = tick(conn)
             rows = [
                 (model, text_digest(t), numpy.ascontiguousarray(v, dtype=numpy.float32).tobytes(), clock)
                 for t, v in vectors.items()
@@ -257,13 +167,9 @@ class VectorCache:
             conn.execute("COMMIT")
             self._bytes = total
 
-    def stats(self) -> VectorCacheStats:
+    def stats(self) -> CacheStats:
         """Entries, bytes and this process's hits, misses, evictions and rebuilds (without reading the file)."""
-        size = self._bytes if self._conn is not None else 0
-        entries = size // self._row_bytes if self._row_bytes else 0
-        return VectorCacheStats(
-            str(self.path), entries, size, self.max_bytes, self.hits, self.misses, self.evicted, self.rebuilt
-        )
+        return self._stats(self._bytes // self._row_bytes if self._row_bytes else 0, self._bytes)
 
 
 def _convert_layout(conn: sqlite3.Connection) -> None:
@@ -293,20 +199,6 @@ def _convert_layout(conn: sqlite3.Connection) -> None:
         conn.execute("VACUUM")
     except sqlite3.OperationalError as exc:
         log.info("vector cache: VACUUM after the conversion deferred (%s)", exc)
-
-
-def _rollback(conn: sqlite3.Connection | None) -> None:
-    if conn is not None and conn.in_transaction:
-        try:
-            conn.execute("ROLLBACK")
-        except sqlite3.Error as exc:
-            log.warning("vector cache: rollback failed (%s)", exc)
-
-
-def _tick(conn: sqlite3.Connection) -> int:
-    """The next LRU stamp: a counter, not the clock, so uses order the same however fast they come."""
-    conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'clock'")
-    return int(conn.execute("SELECT value FROM meta WHERE key = 'clock'").fetchone()[0])
 
 
 def _add_bytes(conn: sqlite3.Connection, delta: int) -> int:
