@@ -97,3 +97,6 @@ async def test_the_bridge_imports_neither_the_multiplexer_nor_the_search_stack(
     # An event loop library (asyncio imports ssl) was 10 of the bridge's 27 MiB; a selector does its work.
     unused = ("lensmux.daemon.mux", "lensmux.daemon.config", "lensmux.adapters", "msgspec", "asyncio", "ssl", "uvloop")
     assert _among(imported, (*unused, *SEARCH_STACK)) == []
+    # Its daemon listens: it connected before building the parser or importing the autostart.
+    late = ("lensmux.daemon.cli.connect.autostart", "lensmux.daemon.cli.connect.control_client", "subprocess")
+    assert _among(imported, (*late, "lensmux.daemon.cli.commands")) == []

@@ -18,8 +18,6 @@ import sys
 import threading
 from pathlib import Path
 
-from lensmux.daemon.cli.connect.autostart import ensure_daemon
-from lensmux.daemon.cli.connect.control_client import ControlClientError
 from lensmux.daemon.cli.connect.splice import Splice
 from lensmux.daemon.paths import server_socket
 
@@ -28,7 +26,8 @@ class BridgeError(Exception):
     """The bridge cannot reach a daemon."""
 
 
-def _connect(path: Path) -> socket.socket | None:
+def connect(path: Path) -> socket.socket | None:
+    """A connected socket, or None if nothing listens there."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         sock.connect(str(path))
@@ -41,9 +40,13 @@ def _connect(path: Path) -> socket.socket | None:
 def connect_or_start(runtime_dir: Path, server: str, autostart: bool, config: Path | None = None) -> socket.socket:
     """Connect to the server's socket, starting a daemon first if allowed."""
     path = server_socket(runtime_dir, server)
-    sock = _connect(path)
+    sock = connect(path)
     if sock is not None:
         return sock
+    # Imported only now: a bridge whose daemon listens never needs them (cli/main.py connects first).
+    from lensmux.daemon.cli.connect.autostart import ensure_daemon
+    from lensmux.daemon.cli.connect.control_client import ControlClientError
+
     if not autostart:
         raise BridgeError(f"no lensmux daemon listens on {path} (and --no-autostart was given)")
     try:
@@ -51,7 +54,7 @@ def connect_or_start(runtime_dir: Path, server: str, autostart: bool, config: Pa
     except ControlClientError as exc:
         raise BridgeError(str(exc)) from exc
     # The daemon binds every socket before its control socket answers.
-    sock = _connect(path)
+    sock = connect(path)
     if sock is None:
         raise BridgeError(f"the daemon in {runtime_dir} does not serve {server!r} (see lensmux status)")
     return sock
