@@ -182,7 +182,7 @@ class GraphLearner:
             async def learn() -> None:
                 nonlocal result
                 result = await learn_round(
-                    entry.indexer,
+                    entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
                     self._gateway,
                     config,
                     after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),

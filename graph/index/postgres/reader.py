@@ -87,6 +87,11 @@ class SnapshotQueries:
         # What the masked files spelled here: a call the working tree removed is only in this text.
         self._masked_words = frozenset().union(*(mentions(str(r[1])) for r in rows))
 
+    @property
+    def masked_words(self) -> frozenset[str]:
+        """The words the masked files' text spells here (overlay.py MaskedReader)."""
+        return self._masked_words
+
     def relative(self, path: str | Path) -> str | None:
         """The POSIX path relative to the root, or None when path is outside it."""
         return relative_to_root(self.root, path)

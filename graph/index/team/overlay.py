@@ -16,13 +16,15 @@ The publisher's learned call graph is read as the embedded store keeps its own
 so here a shared subject is not recalled when a masked file spells its name (or, for a dunder,
 operator or constructor, its class's) in its local text or in its shared one (a removed call),
 when it is related to a symbol of a masked file, or when its own file is masked. The search
-then asks the server, as it would of the same tree indexed locally.
+then asks the server, as it would of the same tree indexed locally. What this root learns
+about shared symbols is kept beside it, in memory, by the same rules (side_learned.py).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
+import threading
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -32,8 +34,9 @@ import numpy.typing as npt
 
 from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import mentions
-from lensmux.graph.index.interface import IndexReader, Learned, VectorReader
+from lensmux.graph.index.interface import IndexReader, Learned, VectorReader, learned_symbols
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
+from lensmux.graph.index.team.side_learned import SideEntry, SideLearned, forgetting_names
 
 __all__ = ["SHARED_ID_BASE", "MaskedReader", "MaskedVectors", "OverlayReader", "OverlayVectors"]
 
@@ -45,6 +48,11 @@ class MaskedReader(IndexReader, Protocol):
 
     def set_mask(self, paths: Collection[str]) -> None:
         """From now on, answer as if the files at these paths were not stored."""
+        ...
+
+    @property
+    def masked_words(self) -> frozenset[str]:
+        """The words the masked files' stored text spells (a call this tree removed is only there)."""
         ...
 
     def stale_learned(self, words: Collection[str]) -> dict[int, str]:
@@ -102,6 +110,13 @@ class OverlayReader:
         self._stale_words: frozenset[str] | None = None
         # Masked path -> (its local sha256, the words its local text spells): re-read when it changes.
         self._local_words: dict[str, tuple[str, frozenset[str]]] = {}
+        # Every word a masked file spells, locally or in its shared text: what forgets a side relation.
+        self._all_words: frozenset[str] = frozenset()
+        # What this root learned about shared symbols (side_learned.py): the snapshot is read-only
+        # here. It lives as long as this reader, i.e. as the SharedIndex of one attached snapshot.
+        self.side = SideLearned()
+        # refresh() and the check before keeping side relations see one state of the mask.
+        self._lock = threading.Lock()
         self.refresh()
 
     def refresh(self) -> None:
@@ -111,15 +126,16 @@ class OverlayReader:
         (an already masked file can be edited again): one pass over the masked files' text,
         the unchanged ones' words kept from the last pass.
         """
-        generation = self.local.generation
-        mask = frozenset(self._masked())
-        if mask != self._mask:
-            self._mask = mask
-            self.shared.set_mask(mask)
-            self._stale_words = None
-        if self._stale_words is None or self._stale_as_of != generation:
-            self._find_stale()
-            self._stale_as_of = generation
+        with self._lock:
+            generation = self.local.generation
+            mask = frozenset(self._masked())
+            if mask != self._mask:
+                self._mask = mask
+                self.shared.set_mask(mask)
+                self._stale_words = None
+            if self._stale_words is None or self._stale_as_of != generation:
+                self._find_stale()
+                self._stale_as_of = generation
 
     def _find_stale(self) -> None:
         held: dict[str, tuple[str, frozenset[str]]] = {}
@@ -141,6 +157,8 @@ class OverlayReader:
         self._stale_learnable = sum(1 for kind in stale.values() if kind in CHUNKED_KINDS)
         self._stale = frozenset(stale)
         self._stale_words = frozenset(words)
+        self._all_words = self._stale_words | self.shared.masked_words
+        self.side.drop_stale(self._mask, self._all_words)
 
     @property
     def mask(self) -> frozenset[str]:
@@ -239,29 +257,96 @@ class OverlayReader:
         return found if found is None or side is self.local else _symbol(found)
 
     def recall_learned(self, symbol_ids: Iterable[int]) -> Learned:
+        """Local subjects from the local side; shared ones from the side map, else the publisher's unless stale."""
         ids = list(symbol_ids)
         out = self.local.recall_learned(i for i in ids if not _shared(i))
+        wanted = [i - SHARED_ID_BASE for i in ids if _shared(i)]
+        side = self.side.recall(wanted)
         stale = self._stale
-        shared = self.shared.recall_learned(
-            i - SHARED_ID_BASE for i in ids if _shared(i) and i - SHARED_ID_BASE not in stale
-        )
-        for subject, related in shared.items():
+        shared = self.shared.recall_learned(i for i in wanted if i not in side and i not in stale)
+        for subject, related in (*side.items(), *shared.items()):
             out[subject + SHARED_ID_BASE] = [(rel, other + SHARED_ID_BASE) for rel, other in related]
         return out
 
     def remember_learned(self, relations: Mapping[int, Sequence[tuple[str, int]]], generation: int) -> int:
-        """Only relations among local symbols are stored: the shared graph is the publisher's (read-only here)."""
-        local = {s: list(r) for s, r in relations.items() if not _shared(s) and not any(_shared(o) for _, o in r)}
-        return self.local.remember_learned(local, generation) if local else 0
+        """Relations among local symbols go to the local index, those among shared ones to the side map.
+
+        A mixed subject (a shared subject with a local other end, or the reverse) is not kept:
+        a local id names a row the local index replaces, with a new id, on every write of its
+        file, and nothing would forget the shared half's relation when that happens; its
+        server is asked again instead.
+        """
+        local: dict[int, list[tuple[str, int]]] = {}
+        side: dict[int, Sequence[tuple[str, int]]] = {}
+        for subject, related in relations.items():
+            ends = [_shared(subject), *(_shared(other) for _, other in related)]
+            if not any(ends):
+                local[subject] = list(related)
+            elif all(ends):
+                side[subject] = related
+        stored = self.local.remember_learned(local, generation) if local else 0
+        return stored + (self._keep_side(side, generation) if side else 0)
+
+    def _keep_side(self, relations: Mapping[int, Sequence[tuple[str, int]]], generation: int) -> int:
+        if self.local.generation != generation:
+            return 0  # a file was written since the answers were read: they may be stale
+        involved = {i - SHARED_ID_BASE for i in learned_symbols(relations)}
+        records = {i: self.shared.symbol(i) for i in sorted(involved)}
+        subjects = [s - SHARED_ID_BASE for s in relations]
+        by_publisher = self.shared.recall_learned(subjects).keys()
+        entries: dict[int, SideEntry] = {}
+        for subject, related in relations.items():
+            record = records[subject - SHARED_ID_BASE]
+            others = [records[other - SHARED_ID_BASE] for _, other in related]
+            if record is None or record.kind not in CHUNKED_KINDS or any(o is None for o in others):
+                continue  # not learnable, or an end is not in the snapshot (as storable_relations skips it)
+            entries[record.id] = SideEntry(
+                relations=tuple((rel, other - SHARED_ID_BASE) for rel, other in related),
+                paths=frozenset((record.path, *(o.path for o in others if o is not None))),
+                names=forgetting_names(record, self.shared.symbol),
+                by_publisher=record.id in by_publisher,
+            )
+        with self._lock:
+            if self._stale_as_of != generation or self.local.generation != generation:
+                return 0  # the mask (or a write) moved on since the answers were read
+            fresh = {i: e for i, e in entries.items() if not e.stale(self._mask, self._all_words)}
+            return self.side.keep(fresh)
 
     def unlearned_symbols(self, after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
-        """The local side's: the shared symbols were learned (or not) by the publisher."""
-        return [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit, languages)
+        """The local side's, then in id order the shared ones learned neither by the publisher nor here.
+
+        With `languages`, only symbols of files in those languages, on both sides.
+
+        Shared symbols of a masked file, or that a masked file names, are left out: what would
+        be learned of them now would not be kept. The mask is read again first: the learner
+        runs no search before it that would.
+        """
+        self.refresh()
+        out = [] if _shared(after_id) else self.local.unlearned_symbols(after_id, limit, languages)
+        after = after_id - SHARED_ID_BASE if _shared(after_id) else 0
+        while len(out) < limit:
+            page = self.shared.unlearned_symbols(after, limit, languages)
+            if not page:
+                break
+            after = page[-1]
+            for i in page:
+                if i in self.side:
+                    continue
+                record = self.shared.symbol(i)
+                if record is None or record.path in self._mask:
+                    continue
+                if forgetting_names(record, self.shared.symbol) & self._all_words:
+                    continue
+                out.append(i + SHARED_ID_BASE)
+                if len(out) == limit:
+                    break
+        return out
 
     def learned_counts(self) -> tuple[int, int]:
-        """Both sides' counts; the stale shared subjects are not counted as learned."""
+        """Both sides' counts and the side map's; the stale shared subjects are not counted as learned."""
         local, shared = self.local.learned_counts(), self.shared.learned_counts()
-        return local[0] + shared[0] - self._stale_learnable, local[1] + shared[1]
+        learned = local[0] + shared[0] - self._stale_learnable + self.side.counted(self._stale)
+        return learned, local[1] + shared[1]
 
 
 class OverlayVectors:

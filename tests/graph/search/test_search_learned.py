@@ -22,13 +22,6 @@ RETRY = (
     "from pkg.uploader import Uploader\n\n\n"
     'def retry_later(up: Uploader) -> bool:\n    return up.backoff_send("x", b"")\n'
 )
-# A checkout laid over a team snapshot keeps nothing it learns about the snapshot's symbols: the
-# overlay stores relations among its local symbols only (graph/index/team/overlay.py) and the
-# daemon's learner learns the local index; it reads only what the publisher had learned.
-OVERLAY_LEARNS_NOTHING = pytest.mark.store_differs(
-    "overlay", "the overlay keeps no learned relation about the snapshot's symbols (remember_learned: local only)"
-)
-
 # Only the anchor is expanded, one level: the graph is backoff_send's neighbourhood alone.
 ANCHOR_ONLY = SearchConfig(expand_seeds=0)
 
@@ -52,7 +45,6 @@ def _reasons(response: SearchResponse) -> dict[str, list[str]]:
     return {s.id: s.reasons for s in response.ranked_symbols}
 
 
-@OVERLAY_LEARNS_NOTHING
 async def test_a_search_reads_what_an_earlier_one_learned_without_asking(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         first_gateway, again_gateway = FakeGateway(ix.root), FakeGateway(ix.root)
@@ -65,7 +57,6 @@ async def test_a_search_reads_what_an_earlier_one_learned_without_asking(tmp_pat
     assert not again.degraded and again.warnings == []
 
 
-@OVERLAY_LEARNS_NOTHING
 async def test_learned_relations_answer_while_the_server_is_down(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         first = await _search(ix, FakeGateway(ix.root))
@@ -90,7 +81,6 @@ async def test_a_change_to_a_callee_file_forgets_the_callers_relations(tmp_path:
     assert "expanded:called_by:Uploader.backoff_send" in _reasons(after)["pkg/storage.py:Storage.put_object:8"]
 
 
-@OVERLAY_LEARNS_NOTHING
 async def test_a_file_that_does_not_mention_the_symbol_keeps_what_was_learned(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         unrelated = "def tally(xs: list[int]) -> int:\n    return sum(xs)\n"
@@ -110,7 +100,6 @@ async def test_answers_that_may_be_incomplete_are_not_kept(tmp_path: Path, first
     assert "expanded:calls:Uploader.backoff_send" in _reasons(after)[UPLOAD]
 
 
-@OVERLAY_LEARNS_NOTHING
 async def test_learning_rounds_cover_every_symbol_before_any_search(tmp_path: Path) -> None:
     async with indexed(tmp_path, UPLOADER) as ix:
         after, rounds = 0, 0

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from search_fakes import FakeEmbedder, FakeGateway, FakeSymbolSource
-from search_projects import UPLOADER, SearchedIndex, overlaid
+from search_projects import UPLOADER, OverlaidIndex, SearchedIndex, overlaid
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
@@ -57,7 +57,7 @@ def _graph(response: SearchResponse) -> dict[str, list[str]]:
 HOLLOW = "from pkg.uploader import Uploader\n\n\ndef flush_later(up: Uploader) -> bool:\n    return False\n"
 
 
-@pytest.mark.parametrize(
+LOCAL_CHANGES = pytest.mark.parametrize(
     "changes",
     [
         [("pkg/flush.py", SECOND_CALLER)],
@@ -71,6 +71,26 @@ HOLLOW = "from pkg.uploader import Uploader\n\n\ndef flush_later(up: Uploader) -
     ],
     ids=["new caller file", "caller rewritten", "call removed", "caller deleted", "callee moved", "changed file again"],
 )
+
+
+async def _apply(checkout: OverlaidIndex, changes: list[tuple[str, str | None]]) -> None:
+    for rel, text in changes:
+        if text is None:
+            (checkout.root / rel).unlink()
+        else:
+            (checkout.root / rel).write_text(text)
+        await checkout.reindex_file(checkout.root / rel)
+        checkout.shared.reader.refresh()  # as the search service does before each search
+
+
+async def _alone(root: Path, state: Path) -> SearchResponse:
+    """The reference: the changed tree indexed locally, searched once."""
+    async with Indexer(root, state, FakeEmbedder(), FakeSymbolSource()) as reference:
+        await reference.index_all()
+        return await _search(reference, FakeGateway(root))
+
+
+@LOCAL_CHANGES
 async def test_a_local_change_around_a_learned_symbol_is_not_answered_from_the_publishers_graph(
     tmp_path: Path, team_database: str, changes: list[tuple[str, str | None]]
 ) -> None:
@@ -84,22 +104,40 @@ async def test_a_local_change_around_a_learned_symbol_is_not_answered_from_the_p
             (backoff,) = [s for s in checkout.store.lookup_symbols("backoff_send") if s.name == "backoff_send"]
             assert backoff.id >= SHARED_ID_BASE and checkout.store.recall_learned([backoff.id]), "published learned"
             learned_published = checkout.store.learned_counts()[0]
-            for rel, text in changes:
-                if text is None:
-                    (root / rel).unlink()
-                else:
-                    (root / rel).write_text(text)
-                await checkout.reindex_file(root / rel)
-                checkout.shared.reader.refresh()  # as the search service does before each search
+            await _apply(checkout, changes)
             assert checkout.store.recall_learned([backoff.id]) == {}, "the publisher's relations are stale"
             assert checkout.store.learned_counts()[0] < learned_published, "stale relations are not counted learned"
             gateway = FakeGateway(root)
             through_overlay = await _search(checkout, gateway)
             assert gateway.requests, "backoff_send's callers changed here: the server is asked"
-    async with Indexer(root, tmp_path / "reference-state", FakeEmbedder(), FakeSymbolSource()) as reference:
-        await reference.index_all()
-        alone = await _search(reference, FakeGateway(root))
-    assert _graph(through_overlay) == _graph(alone)
+    assert _graph(through_overlay) == _graph(await _alone(root, tmp_path / "reference-state"))
+
+
+@LOCAL_CHANGES
+async def test_a_local_change_around_a_symbol_learned_here_forgets_it(
+    tmp_path: Path, team_database: str, changes: list[tuple[str, str | None]]
+) -> None:
+    """The same changes after the checkout itself learned the snapshot's symbols (the side map, side_learned.py)."""
+    root = write_files(tmp_path / "repo", TREE).resolve()
+    async with Indexer(root, tmp_path / "publisher-state", FakeEmbedder(), FakeSymbolSource()) as publisher:
+        await publisher.index_all()  # published without learning anything
+        async with overlaid(publisher, tmp_path / "overlay-state", team_database) as checkout:
+            after = 0
+            while not (
+                done := await learn_round(checkout, FakeGateway(root), SearchConfig(), after=after, limit=50)
+            ).done:
+                after = done.after
+            (backoff,) = [s for s in checkout.store.lookup_symbols("backoff_send") if s.name == "backoff_send"]
+            assert checkout.store.recall_learned([backoff.id]), "the checkout learned backoff_send"
+            learned, learnable = checkout.store.learned_counts()
+            assert learned == learnable > 0 and len(checkout.shared.reader.side) == learned
+            await _apply(checkout, changes)
+            assert checkout.store.recall_learned([backoff.id]) == {}, "what was learned here is stale"
+            assert checkout.store.learned_counts()[0] < learned, "and no longer counted learned"
+            gateway = FakeGateway(root)
+            through_overlay = await _search(checkout, gateway)
+            assert gateway.requests, "backoff_send's callers changed here: the server is asked"
+    assert _graph(through_overlay) == _graph(await _alone(root, tmp_path / "reference-state"))
 
 
 async def test_a_class_named_again_makes_its_constructors_relations_stale_and_only_those(
