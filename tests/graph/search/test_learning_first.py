@@ -25,7 +25,10 @@ from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, Se
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.embedded_store("the daemon's learner runs on RootIndex.indexer, the local index, on both stores"),
+    pytest.mark.embedded_store(
+        "the order and lanes of rounds do not depend on the store;"
+        " the learner on a team root's overlay is test_learning_yields.py's"
+    ),
 ]
 
 # backoff_send's name, 0-based line 19 of pkg/uploader.py: neither the first file nor its first symbol.

@@ -30,7 +30,10 @@ from lensmux.graph.search import SearchConfig
 
 pytestmark = [
     pytest.mark.anyio,
-    pytest.mark.embedded_store("the daemon's learner runs on RootIndex.indexer, the local index, on both stores"),
+    pytest.mark.embedded_store(
+        "the order and lanes of rounds do not depend on the store;"
+        " the learner on a team root's overlay is test_learning_yields.py's"
+    ),
 ]
 
 AS_C = "pkg/storage.py"
