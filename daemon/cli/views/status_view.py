@@ -102,20 +102,14 @@ def render_indexes(index: Any) -> list[str]:
             lines.append(f"             {root['team_warning']}")
         if error:
             lines.append(f"             error: {error}")
-    cache = index.get("vector_cache")
-    if isinstance(cache, dict):
-        lines.append(
-            f"  vector cache: {cache.get('entries', 0)} vectors, {_mib(cache.get('bytes'))} of "
-            f"{_mib(cache.get('max_bytes'))} MiB; {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses, "
-            f"{cache.get('evicted', 0)} evicted  {cache.get('path', '')}"
-        )
-    symbols = index.get("symbol_cache")
-    if isinstance(symbols, dict):
-        lines.append(
-            f"  symbol cache: {symbols.get('entries', 0)} answers, {_mib(symbols.get('bytes'))} of "
-            f"{_mib(symbols.get('max_bytes'))} MiB; {symbols.get('hits', 0)} hits, {symbols.get('misses', 0)} misses, "
-            f"{symbols.get('evicted', 0)} evicted  {symbols.get('path', '')}"
-        )
+    for key, title, unit in (("vector_cache", "vector cache", "vectors"), ("symbol_cache", "symbol cache", "answers")):
+        cache = index.get(key)
+        if isinstance(cache, dict):
+            lines.append(
+                f"  {title}: {cache.get('entries', 0)} {unit}, {_mib(cache.get('bytes'))} of "
+                f"{_mib(cache.get('max_bytes'))} MiB; {cache.get('hits', 0)} hits, {cache.get('misses', 0)} misses, "
+                f"{cache.get('evicted', 0)} evicted  {cache.get('path', '')}"
+            )
     memo = index.get("token_memo")
     if isinstance(memo, dict):
         lines.append(
