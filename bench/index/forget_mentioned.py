@@ -28,6 +28,7 @@ from typing import Any
 
 from bench import OUT_DIR as BENCH_OUT
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
+from lensmux.graph.index.identifiers import called_without_name
 from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.schema import DDL, LEARNED_DDL
 
@@ -47,7 +48,7 @@ def forget_mentioned_before(conn: sqlite3.Connection, words: Collection[str]) ->
     gone = [
         (subject,)
         for subject, name, kind, parent in rows
-        if name in words or (parent is not None and learned._implicit(name, kind) and parent in words)
+        if name in words or (parent is not None and called_without_name(name, kind) and parent in words)
     ]
     conn.executemany("DELETE FROM learned WHERE symbol_id = ?", gone)
     return len(gone)

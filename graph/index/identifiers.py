@@ -21,6 +21,15 @@ _MAX_QUERY_TERMS = 64
 _MENTION = re.compile(r"[A-Za-z_]\w*")
 
 
+def called_without_name(name: str, kind: str) -> bool:
+    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`).
+
+    Learned relations of such a symbol are forgotten when a write mentions its class's name
+    instead (graph/index/sqlite/learned.py, postgres/learned.py, team/side_learned.py).
+    """
+    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
+
+
 def split_identifier(word: str) -> list[str]:
     """Split one identifier into lower-case parts on `_`, `.`, `::` and case changes."""
     parts: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 import psycopg
 
 from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
+from lensmux.graph.index.identifiers import called_without_name
 from lensmux.graph.index.interface import Learned, learned_symbols, storable_relations
 
 _KINDS = sorted(CHUNKED_KINDS)
@@ -128,12 +129,7 @@ def _named(conn: psycopg.Connection[Any], snapshot: int, words: Collection[str])
     if not named:
         return []
     members = conn.execute("SELECT id, name, kind FROM lensmux.symbols WHERE parent_id = ANY(%s)", (named,)).fetchall()
-    return named + [int(i) for i, name, kind in members if _implicit(name, kind)]
-
-
-def _implicit(name: str, kind: str) -> bool:
-    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`)."""
-    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
+    return named + [int(i) for i, name, kind in members if called_without_name(name, kind)]
 
 
 def unlearned(

@@ -20,7 +20,7 @@ import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from lensmux.graph.index.builder.chunking import CHUNKED_KINDS
-from lensmux.graph.index.identifiers import mentions
+from lensmux.graph.index.identifiers import called_without_name, mentions
 from lensmux.graph.index.interface import RELATIONS, Learned, learned_symbols, storable_relations
 
 __all__ = ["RELATIONS", "Learned", "forget_mentioned", "forget_related", "mentions"]
@@ -100,7 +100,7 @@ def forget_mentioned(conn: sqlite3.Connection, words: Collection[str]) -> int:
         return 0
     named = [row[0] for row in conn.execute(_NAMED, (json.dumps(sorted(words)),))]
     members = conn.execute(_MEMBERS, (json.dumps(named),)).fetchall() if named else []
-    candidates = named + [i for i, name, kind in members if _implicit(name, kind)]
+    candidates = named + [i for i, name, kind in members if called_without_name(name, kind)]
     gone = list(conn.execute(_LEARNED, (json.dumps(candidates),))) if candidates else []
     conn.executemany("DELETE FROM learned WHERE symbol_id = ?", gone)
     return len(gone)
@@ -117,11 +117,6 @@ _NAMED = (
 _MEMBERS = "SELECT id, name, kind FROM symbols WHERE parent_id IN (SELECT value FROM json_each(?))"
 # and which of all these are learned.
 _LEARNED = "SELECT symbol_id FROM learned WHERE symbol_id IN (SELECT value FROM json_each(?)) ORDER BY symbol_id"
-
-
-def _implicit(name: str, kind: str) -> bool:
-    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`)."""
-    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
 
 
 def unlearned(

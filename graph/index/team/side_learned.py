@@ -22,20 +22,16 @@ import threading
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
+from lensmux.graph.index.identifiers import called_without_name
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.records import SymbolRecord
 
 __all__ = ["SideEntry", "SideLearned", "forgetting_names"]
 
 
-def _implicit(name: str, kind: str) -> bool:
-    """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`)."""
-    return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
-
-
 def forgetting_names(symbol: SymbolRecord, lookup: Callable[[int], SymbolRecord | None]) -> frozenset[str]:
     """The words whose mention in a written file forgets what is learned of `symbol` (`lookup` finds its parent)."""
-    if symbol.parent_id is not None and _implicit(symbol.name, symbol.kind):
+    if symbol.parent_id is not None and called_without_name(symbol.name, symbol.kind):
         parent = lookup(symbol.parent_id)
         if parent is not None:
             return frozenset((symbol.name, parent.name))

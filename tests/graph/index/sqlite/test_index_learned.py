@@ -6,6 +6,7 @@ import random
 import sqlite3
 from collections.abc import Collection
 
+from lensmux.graph.index.identifiers import called_without_name
 from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.schema import DDL, LEARNED_DDL
 
@@ -26,7 +27,7 @@ def forget_mentioned_before(conn: sqlite3.Connection, words: Collection[str]) ->
     gone = [
         (subject,)
         for subject, name, kind, parent in rows
-        if name in words or (parent is not None and learned._implicit(name, kind) and parent in words)
+        if name in words or (parent is not None and called_without_name(name, kind) and parent in words)
     ]
     conn.executemany("DELETE FROM learned WHERE symbol_id = ?", gone)
     return len(gone)
