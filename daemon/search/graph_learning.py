@@ -169,6 +169,10 @@ class GraphLearner:
         """One round, or None if a client spoke (or a search began) before it was done."""
         began = time.monotonic()
         result: LearnRound | None = None
+        # Raised again outside the task group, which would wrap it in an ExceptionGroup that
+        # _round's handler does not match: a store lost mid-round (a team store going away under
+        # a worker thread) then left the learner task, and the daemon's task group with it.
+        failure: IndexStoreError | None = None
         # A lane that finished this generation's pass only takes what searches queued.
         finished = lane.finished_at.get(entry.root) == entry.indexer.store.generation
         async with anyio.create_task_group() as group:
@@ -180,20 +184,25 @@ class GraphLearner:
                 group.cancel_scope.cancel()
 
             async def learn() -> None:
-                nonlocal result
-                result = await learn_round(
-                    entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
-                    self._gateway,
-                    config,
-                    after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
-                    limit=ROUND_SYMBOLS,
-                    first=list(entry.learn_first),
-                    languages=lane.languages,
-                )
+                nonlocal result, failure
+                try:
+                    result = await learn_round(
+                        entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
+                        self._gateway,
+                        config,
+                        after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
+                        limit=ROUND_SYMBOLS,
+                        first=list(entry.learn_first),
+                        languages=lane.languages,
+                    )
+                except IndexStoreError as exc:  # RootNotIndexed included
+                    failure = exc
                 group.cancel_scope.cancel()
 
             group.start_soon(watch)
             group.start_soon(learn)
+        if failure is not None:
+            raise failure
         return result
 
     def _next_root(self, lane: _Lane) -> RootIndex | None:

@@ -26,6 +26,7 @@ from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
 from lensmux.daemon.search.indexing import IndexService, RootIndex
 from lensmux.graph.index import Indexer
+from lensmux.graph.index.errors import StoreUnreachable
 from lensmux.graph.search import SearchConfig
 
 pytestmark = [
@@ -144,3 +145,35 @@ async def test_a_finished_lane_does_not_spin_on_what_searches_queued_for_another
             tg.cancel_scope.cancel()
         conn.close()
     assert listed <= 2, f"the C lane listed symbols {listed} times while pyright held the queued one"
+
+
+async def test_a_store_lost_under_a_round_stops_that_root_and_not_the_learner(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A team store that goes away mid-round (StoreUnreachable from a worker thread) is the root's
+    problem: the round stops with a warning, and the learner task, which runs in the daemon's own
+    task group, does not end (an exception leaving it would take the daemon down with it)."""
+    async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
+        conn = sqlite3.connect(ix.store.path)
+        _entry, gateway, learner = _learner(ix, conn)
+        conn.close()
+        gateway.release_python.set()
+        calls = 0
+
+        def lost(after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+            nonlocal calls
+            calls += 1
+            raise StoreUnreachable("list unlearned symbols: terminating connection due to administrator command")
+
+        ix.store.unlearned_symbols = lost  # type: ignore[method-assign]
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            with anyio.fail_after(30):
+                # Both lanes met the lost store; the learner would have ended the task group here.
+                while calls < 2:
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    stopped = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
+    assert stopped and "administrator command" in stopped[0], stopped
