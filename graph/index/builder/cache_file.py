@@ -151,6 +151,28 @@ class CacheFile:
                 self._conn = None
 
 
+def evict_least_used(conn: sqlite3.Connection, select: str, delete: str, excess: int, overhead: int) -> tuple[int, int]:
+    """Delete rows, least recently used first, until `excess` bytes are freed; returns (rows, bytes) freed.
+
+    `select` gives a batch of the oldest rows, their key columns then their length; `delete`
+    takes the key columns. Each row counts its length plus `overhead` (the row's own bytes).
+    """
+    gone = freed = 0
+    while freed < excess:
+        rows = conn.execute(select).fetchall()
+        if not rows:
+            break
+        take = []
+        for *key, length in rows:
+            take.append(tuple(key))
+            freed += int(length) + overhead
+            if freed >= excess:
+                break
+        conn.executemany(delete, take)
+        gone += len(take)
+    return gone, freed
+
+
 def tick(conn: sqlite3.Connection) -> int:
     """The next LRU stamp: a counter in `meta`, not the clock, so uses order the same however fast they come."""
     conn.execute("UPDATE meta SET value = value + 1 WHERE key = 'clock'")

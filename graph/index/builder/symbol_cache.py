@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, tick
+from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, evict_least_used, tick
 
 log = logging.getLogger(__name__)
 
@@ -128,18 +128,12 @@ def _evict(conn: sqlite3.Connection, excess: int) -> tuple[int, int, int]:
 
     Returns the bytes and entries left, and how many went.
     """
-    gone = freed = 0
-    while freed < excess:
-        rows = conn.execute("SELECT key, length(answer) FROM answers ORDER BY used LIMIT 256").fetchall()
-        if not rows:
-            break
-        take = []
-        for key, length in rows:
-            take.append((key,))
-            freed += int(length) + ROW_OVERHEAD
-            if freed >= excess:
-                break
-        conn.executemany("DELETE FROM answers WHERE key = ?", take)
-        gone += len(take)
+    gone, freed = evict_least_used(
+        conn,
+        "SELECT key, length(answer) FROM answers ORDER BY used LIMIT 256",
+        "DELETE FROM answers WHERE key = ?",
+        excess,
+        ROW_OVERHEAD,
+    )
     total, entries = _add(conn, -freed, -gone)
     return total, entries, gone

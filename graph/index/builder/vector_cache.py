@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, tick
+from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, evict_least_used, tick
 
 log = logging.getLogger(__name__)
 
@@ -208,17 +208,11 @@ def _add_bytes(conn: sqlite3.Connection, delta: int) -> int:
 
 def _evict(conn: sqlite3.Connection, excess: int) -> tuple[int, int]:
     """Delete the least recently used rows until `excess` bytes are gone; returns how many rows, and the bytes left."""
-    gone = freed = 0
-    while freed < excess:
-        rows = conn.execute("SELECT model, digest, length(vector) FROM vectors ORDER BY used LIMIT 256").fetchall()
-        if not rows:
-            break
-        take = []
-        for model, digest, length in rows:
-            take.append((model, digest))
-            freed += length + ROW_OVERHEAD
-            if freed >= excess:
-                break
-        conn.executemany("DELETE FROM vectors WHERE model = ? AND digest = ?", take)
-        gone += len(take)
+    gone, freed = evict_least_used(
+        conn,
+        "SELECT model, digest, length(vector) FROM vectors ORDER BY used LIMIT 256",
+        "DELETE FROM vectors WHERE model = ? AND digest = ?",
+        excess,
+        ROW_OVERHEAD,
+    )
     return gone, _add_bytes(conn, -freed)
