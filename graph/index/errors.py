@@ -12,6 +12,9 @@ IndexStoreError
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import anyio
 
 
@@ -65,3 +68,27 @@ def main_error(group: BaseExceptionGroup[BaseException]) -> BaseException:
         if isinstance(exc, IndexStoreError):
             return exc
     return leaves[0] if leaves else group
+
+
+@contextmanager
+def store_errors_unwrapped() -> Iterator[None]:
+    """Around a task group whose tasks read a store: a store error leaves it as itself.
+
+    anyio wraps whatever a task group's tasks raise in an ExceptionGroup, which no
+    `except IndexStoreError` further up matches: a team store lost under a search's expansion
+    failed the search instead of falling back to the local index, and one lost under a learning
+    round ended the learner and the daemon with it. A group holding anything but store errors
+    (a bug) is raised as it is.
+    """
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        stores, rest = group.split(IndexStoreError)
+        if stores is None or rest is not None:
+            raise
+        raise _first_leaf(stores) from None
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first

@@ -19,6 +19,7 @@ from typing import Any
 import anyio.to_thread
 
 from lensmux.graph.index.builder.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.errors import store_errors_unwrapped
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.gateway import LspCalls
 
@@ -112,12 +113,14 @@ async def derive_outgoing(node: Node, language: str, catalog: Catalog, lsp: LspC
         if chosen is not None:
             resolved[i] = chosen
 
-    async with anyio.create_task_group() as tg:
-        for i, (site, options) in enumerate(zip(sites, candidates, strict=True)):
-            if len(options) == 1:
-                resolved[i] = options[0]
-            elif len(options) > 1 and can_ask:
-                tg.start_soon(settle, i, site, options)
+    # settle maps definitions to indexed symbols: a store failing under it leaves as itself.
+    with store_errors_unwrapped():
+        async with anyio.create_task_group() as tg:
+            for i, (site, options) in enumerate(zip(sites, candidates, strict=True)):
+                if len(options) == 1:
+                    resolved[i] = options[0]
+                elif len(options) > 1 and can_ask:
+                    tg.start_soon(settle, i, site, options)
     for i, options in enumerate(candidates):
         if i not in resolved and len(options) > 1:
             local = [o for o in options if o.path == node.path]

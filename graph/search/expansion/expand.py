@@ -25,6 +25,7 @@ import anyio
 import anyio.to_thread
 
 from lensmux.graph.index.builder.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.errors import store_errors_unwrapped
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.expansion.derive import derive_outgoing
 from lensmux.graph.search.expansion.memory import Findings, GraphMemory
@@ -114,7 +115,8 @@ class _Expander:
         if caps is None:
             return
         findings = out.setdefault(node.key, Findings())
-        with LspCalls.watching() as failures:
+        # The tasks map answers to indexed symbols: a store failing under them leaves as itself.
+        with LspCalls.watching() as failures, store_errors_unwrapped():
             async with anyio.create_task_group() as tg:
                 if node.kind in CALLABLE_KINDS:
                     tg.start_soon(self._calls, node, language, caps, findings)
@@ -131,9 +133,10 @@ class _Expander:
             found.update(await anyio.to_thread.run_sync(self.memory.recall, frontier))
         live = [node for node in frontier if node.key not in found]
         self.result.asked_live += [node.symbol_id for node in live if node.symbol_id is not None]
-        async with anyio.create_task_group() as tg:
-            for node in live:
-                tg.start_soon(self.expand_one, node, found)
+        with store_errors_unwrapped():
+            async with anyio.create_task_group() as tg:
+                for node in live:
+                    tg.start_soon(self.expand_one, node, found)
 
     def _position(self, node: Node) -> dict[str, Any]:
         return {
@@ -166,9 +169,10 @@ class _Expander:
             callees = await anyio.to_thread.run_sync(self._map_outgoing, answer, node)
             findings.outgoing.extend((callee, False) for callee in callees)
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(incoming)
-            tg.start_soon(outgoing)
+        with store_errors_unwrapped():
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(incoming)
+                tg.start_soon(outgoing)
 
     async def _derive(self, node: Node, language: str, findings: Findings) -> None:
         callees = await derive_outgoing(node, language, self.catalog, self.lsp, limit=self.max_derived)

@@ -177,3 +177,35 @@ async def test_a_store_lost_under_a_round_stops_that_root_and_not_the_learner(
             tg.cancel_scope.cancel()
     stopped = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
     assert stopped and "administrator command" in stopped[0], stopped
+
+
+async def test_a_store_lost_under_a_rounds_requests_stops_that_root_and_not_the_learner(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same store lost later in the round: while the answers are mapped to indexed symbols,
+    inside expansion's task groups. The error must reach the round as itself, not wrapped in an
+    ExceptionGroup that the round's handler does not match."""
+    async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
+        conn = sqlite3.connect(ix.store.path)
+        _entry, gateway, learner = _learner(ix, conn)
+        conn.close()
+        gateway.release_python.set()
+        calls = 0
+
+        def lost(path: str, line: int) -> None:
+            nonlocal calls
+            calls += 1
+            raise StoreUnreachable("enclosing symbol: terminating connection due to administrator command")
+
+        monkeypatch.setattr(ix.store, "enclosing_symbol", lost)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            with anyio.fail_after(30):
+                while not any("stopped" in r.getMessage() for r in caplog.records):
+                    await anyio.sleep(0.01)
+                await anyio.sleep(0.3)
+            tg.cancel_scope.cancel()
+    assert calls
+    stopped = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
+    assert "administrator command" in stopped[0], stopped
