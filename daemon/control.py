@@ -77,8 +77,11 @@ class ControlServer:
                         log.info("control: ignoring a response to id %r the daemon never sent", env.rid)
                     else:
                         log.debug("control: ignoring notification %s", env.method)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            log.info("control: connection lost: %r", exc)
+        except* (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as group:
+            # except*: the task group wraps what its body raises too (an answer to a bad message
+            # sent to a peer already gone); a plain except never matched, and the daemon logged
+            # an ordinary disconnect as a failed connection task, with its traceback.
+            log.info("control: connection lost: %r", group.exceptions[0])
         finally:
             with anyio.CancelScope(shield=True):
                 await stream.aclose()

@@ -50,7 +50,12 @@ async def apply_changes(indexer: Indexer, changes: Iterable[tuple[watchfiles.Cha
     ordered = sorted(changes, key=lambda c: c[1])
     if any(Path(path).name in IGNORE_FILES for _, path in ordered):
         indexer.rules.invalidate()
-        await indexer.index_all()
+        try:
+            await indexer.index_all()
+        except IndexStoreError as exc:
+            # Nor must a failed full run: it would leave the watcher task, and the index
+            # service's task group (the daemon's) with it. index_all put the error in progress.
+            log.error("re-indexing %s after an ignore file changed failed: %s", indexer.root, exc)
         return
     # Every file of the batch is an update under way until it is applied (updates.py).
     tickets = [indexer.updates.begin(indexer.store.relative(path) or path) for _, path in ordered]

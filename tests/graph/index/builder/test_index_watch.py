@@ -8,10 +8,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+import watchfiles
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import IndexConfig, IndexCorrupt, Indexer, VectorIndex
+from lensmux.graph.index.builder.watch import apply_changes
 
 pytestmark = pytest.mark.anyio
 
@@ -75,3 +77,21 @@ async def test_changes_on_disk_become_searchable(tmp_path: Path) -> None:
             await _eventually(saved_with_moved_chunk, "the vector file on disk includes the new chunk")
             assert ix.pending_vectors == 0
             tg.cancel_scope.cancel()
+
+
+async def test_a_failed_full_run_after_an_ignore_file_changed_does_not_end_the_watcher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ignore file's change starts a full run from the watcher; a store error in that run is
+    the index's problem (status shows it), not the watcher's: its task runs in the daemon's index
+    service, whose task group would end with it."""
+    root = tmp_path / "repo"
+    write_files(root, {"pkg/mod0.py": module_text(0), ".gitignore": "scratch/\n"})
+    async with Indexer(root, tmp_path / "state", FakeEmbedder(), FakeSymbolSource()) as ix:
+        await ix.index_all()
+
+        async def corrupt(*args: object, **kwargs: object) -> None:
+            raise IndexCorrupt("vectors.bin: truncated")
+
+        monkeypatch.setattr(ix, "index_all", corrupt)
+        await apply_changes(ix, [(watchfiles.Change.modified, str(root / ".gitignore"))])
