@@ -195,7 +195,7 @@ class Adapter:
         """What, beside `text`, this server's documentSymbol answer for `path` is a function of, when that is all.
 
         The key under which the daemon keeps the answer for every root of the user
-        (graph/index/builder/symbol_cache.py): the server's version, the settings and
+        (graph/index/builder/caches/symbol_cache.py): the server's version, the settings and
         configuration that change it. None (the default) when the answer depends on more
         than can be named (other files, compile flags, the server not yet started).
         """

@@ -189,14 +189,14 @@ class IndexSettings(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     to indexes built after (a saved graph keeps its own), `ef_search` at once.
     """
 
-    # The user's content-addressed vectors shared by every root (graph/index/builder/vector_cache.py),
+    # The user's content-addressed vectors shared by every root (graph/index/builder/caches/vector_cache.py),
     # in MiB on disk; least recently used vectors go past it; 0 turns the cache off.
     vector_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 512
     # Token counts remembered by text (graph/embedding/inference/token_memo.py; about 100 bytes each), so a
     # clone or a second worktree does not tokenise again what a root already counted; 0 turns it off.
     token_memo_entries: Annotated[int, msgspec.Meta(ge=0, le=10_000_000)] = 100_000
     # The user's documentSymbol answers by content, for servers whose answer is a function of the
-    # text (graph/index/builder/symbol_cache.py; pyright), in MiB on disk; 0 turns it off.
+    # text (graph/index/builder/caches/symbol_cache.py; pyright), in MiB on disk; 0 turns it off.
     symbol_cache_mb: Annotated[int, msgspec.Meta(ge=0)] = 64
     # Bigger files are not indexed.
     max_file_kb: Annotated[int, msgspec.Meta(ge=1, le=1024 * 1024)] = 1024

@@ -27,7 +27,7 @@ from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
 from bench.index.corpus import OUT_DIR
 from bench.runner import arg_parser
 from bench.search.corpus import PROJECTS
-from lensmux.graph.index.builder.walk import IgnoreRules, walk_files
+from lensmux.graph.index.builder.files.walk import IgnoreRules, walk_files
 
 CODE_LANGUAGES = frozenset({"python", "c", "cpp"})
 

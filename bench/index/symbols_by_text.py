@@ -3,7 +3,7 @@
     python -m bench.index.symbols_by_text            # tornado 6.4.2 / 6.5.1 and ~300 stdlib modules
 
 Not a timing: an exactness check for the per-user symbol cache
-(graph/index/builder/symbol_cache.py), which reuses pyright's answer for a text another
+(graph/index/builder/caches/symbol_cache.py), which reuses pyright's answer for a text another
 root already asked about. One pyright-langserver per root, started directly (no daemon),
 initialized as an editor declaring hierarchical symbols; every Python file of a root is
 opened, asked `textDocument/documentSymbol` and closed. The roots:

@@ -11,7 +11,7 @@ like the benchmark skips them for queries (corpus.is_library), and so are stub f
 
 Each pair is what the benchmark pairs: the query is the first sentence of a
 function's docstring (trivial ones skipped, the benchmark's rule); the code is that
-function's chunk as `graph/index/builder/chunking.py` makes it from the docstring-stripped
+function's chunk as `graph/index/builder/preparing/chunking.py` makes it from the docstring-stripped
 file (header line, a line of plain words, the text; the first part of a long one),
 with the symbols pyright would report (classes, methods, functions; ranges from the
 first decorator). Pairs are deduplicated on the query (case and spaces folded: one
@@ -42,7 +42,7 @@ from typing import Any
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, is_library
 from bench.search.docstring_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
-from lensmux.graph.index.builder.chunking import ChunkConfig, LspRange, ParsedSymbol, chunk_file
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, LspRange, ParsedSymbol, chunk_file
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from bench.fetch_corpus import CorpusError, Sdist, fetch_sdist
 from bench.runner import arg_parser
 from bench.search.c_strip import strip_c_comments
 from bench.search.docstring_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
-from lensmux.graph.index.builder.junk import junk_reason
+from lensmux.graph.index.builder.files.junk import junk_reason
 
 OUT_DIR = BENCH_OUT / "search"
 # Bumped whenever stripping or query selection changes, so saved copies are rebuilt.

@@ -66,9 +66,9 @@ from bench.search.localize_message import clean_message, skip_reason
 from bench.search.localize_projects import PROJECTS, Project, answer_language, is_library_path
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
-from lensmux.graph.index.builder.junk import junk_reason
-from lensmux.graph.index.builder.languages import language_for
-from lensmux.graph.index.builder.walk import DEFAULT_MAX_FILE_BYTES
+from lensmux.graph.index.builder.files.junk import junk_reason
+from lensmux.graph.index.builder.files.languages import language_for
+from lensmux.graph.index.builder.files.walk import DEFAULT_MAX_FILE_BYTES
 
 log = logging.getLogger(__name__)
 

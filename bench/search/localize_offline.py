@@ -50,8 +50,8 @@ from bench.search.localize_mine import OUT_DIR
 from bench.search.localize_projects import answer_language
 from bench.search.localize_score import DEPTH, Target, aggregate, markdown_table, score, targets_of
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.index.builder.junk import junk_reason
-from lensmux.graph.index.builder.walk import ALWAYS_SKIPPED_DIRS, DEFAULT_MAX_FILE_BYTES, DEFAULT_SKIPPED_DIRS
+from lensmux.graph.index.builder.files.junk import junk_reason
+from lensmux.graph.index.builder.files.walk import ALWAYS_SKIPPED_DIRS, DEFAULT_MAX_FILE_BYTES, DEFAULT_SKIPPED_DIRS
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ re-indexes and re-learns little between two of them.
 
 Which files hold answers: the project's own code, never tests, docs, examples,
 benchmarks, build scripts or bundled third-party code (what the index skips, see
-graph/index/builder/walk.py, it could not find anyway), nor `exclude` (generated files).
+graph/index/builder/files/walk.py, it could not find anyway), nor `exclude` (generated files).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import fnmatch
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from lensmux.graph.index.builder.walk import ALWAYS_SKIPPED_DIRS, DEFAULT_SKIPPED_DIRS
+from lensmux.graph.index.builder.files.walk import ALWAYS_SKIPPED_DIRS, DEFAULT_SKIPPED_DIRS
 
 __all__ = ["PROJECTS", "Project", "answer_language", "is_library_path"]
 

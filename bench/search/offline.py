@@ -24,7 +24,7 @@ import anyio
 
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import HnswParams, Store, VectorIndex
-from lensmux.graph.index.builder.chunking import CHUNK_TEXT_VERSION
+from lensmux.graph.index.builder.preparing.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.search import GatewayError, HybridSearchEngine, Overrides, SearchConfig, SearchRequest
 from lensmux.graph.search.candidates.seeds import keyword_expression

@@ -214,7 +214,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not done:
         print(f"lensmux: indexing {root} did not finish: {status.get('error') or describe(status)}", file=sys.stderr)
         return 1
-    # The working directory goes first if the root is still being indexed (graph/index/builder/order.py).
+    # The working directory goes first if the root is still being indexed (graph/index/builder/runs/order.py).
     params: dict[str, Any] = {"query": args.query, "top_k": args.top_k, "root": str(root), "focus": str(here)}
     if args.format:
         params["context"] = {"format": args.format, "budget_tokens": args.budget_tokens}

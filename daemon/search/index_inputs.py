@@ -1,7 +1,7 @@
 """What indexing takes from the multiplexer: symbols from its instances, and where the user is.
 
 graph/index asks a SymbolSource for each file's symbols, and orders a full run by a Focus
-(graph/index/builder/order.py: editors' open files, then the directory a search ran from, then
+(graph/index/builder/runs/order.py: editors' open files, then the directory a search ran from, then
 git's recent files, then the rest). The daemon answers both from its instances: documentSymbol
 through the same server processes editors use, and the documents clients hold open there.
 The directory comes from the request: `focus` on `lensmux/index` and `lensmux/hybridSearch`
@@ -24,8 +24,8 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search.errors import IndexServiceError
-from lensmux.graph.index.builder.order import FaultHold, Focus
-from lensmux.graph.index.builder.symbol_cache import SymbolCache
+from lensmux.graph.index.builder.caches.symbol_cache import SymbolCache
+from lensmux.graph.index.builder.runs.order import FaultHold, Focus
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Fault injection for integration tests: "N:PATH" makes every full run prepare N files,
-# then no more while PATH exists (graph/index/builder/order.py, FaultHold). Never set otherwise.
+# then no more while PATH exists (graph/index/builder/runs/order.py, FaultHold). Never set otherwise.
 FAULT_HOLD_ENV = "LENSMUX_FAULT_INDEX_HOLD"
 # How long a symbol source waits for a server to start before it asks without the cache.
 READY_WAIT_S = 60.0
@@ -44,7 +44,7 @@ class LspSymbolSource:
 
     Where the server's adapter names what its answer depends on beside the text
     (`Adapter.symbols_by_text`: pyright), an answer some root already got for the same text
-    is taken from the cache (graph/index/builder/symbol_cache.py) and the server is not asked.
+    is taken from the cache (graph/index/builder/caches/symbol_cache.py) and the server is not asked.
     """
 
     def __init__(self, internal: InternalClient, root: Path, cache: SymbolCache | None = None) -> None:

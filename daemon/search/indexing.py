@@ -37,10 +37,10 @@ from lensmux.graph.index import (
     ProgressSnapshot,
     RootNotIndexed,
 )
-from lensmux.graph.index.builder.chunking import CHUNK_TEXT_VERSION
-from lensmux.graph.index.builder.order import Focus
-from lensmux.graph.index.builder.symbol_cache import SymbolCache
-from lensmux.graph.index.builder.vector_cache import VectorCache
+from lensmux.graph.index.builder.caches.symbol_cache import SymbolCache
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
+from lensmux.graph.index.builder.preparing.chunking import CHUNK_TEXT_VERSION
+from lensmux.graph.index.builder.runs.order import Focus
 
 if TYPE_CHECKING:
     # graph/index/team/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
@@ -114,9 +114,9 @@ class IndexService:
         self._hurry = False
         self._changed = anyio.Event()
         self._index_config = index_config(config)
-        # The user's vectors by content (graph/index/builder/vector_cache.py), opened with the first index.
+        # The user's vectors by content (graph/index/builder/caches/vector_cache.py), opened with the first index.
         self._vector_cache: VectorCache | None = None
-        # The user's documentSymbol answers by content (graph/index/builder/symbol_cache.py), likewise.
+        # The user's documentSymbol answers by content (graph/index/builder/caches/symbol_cache.py), likewise.
         self._symbol_cache: SymbolCache | None = None
 
     async def run_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:

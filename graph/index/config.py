@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from lensmux.graph.index.builder.chunking import ChunkConfig
-from lensmux.graph.index.builder.order import FaultHold
-from lensmux.graph.index.builder.walk import DEFAULT_MAX_FILE_BYTES
+from lensmux.graph.index.builder.files.walk import DEFAULT_MAX_FILE_BYTES
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig
+from lensmux.graph.index.builder.runs.order import FaultHold
 from lensmux.graph.index.sqlite.vectors import HnswParams
 
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
 from lensmux.graph.index import ChunkRecord, FileRecord, IndexReader, LspRange, SymbolRecord
-from lensmux.graph.index.builder.chunking import TYPE_KINDS, split_lines
+from lensmux.graph.index.builder.preparing.chunking import TYPE_KINDS, split_lines
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """`lensmux search` while its root is still being indexed: an answer now, from where the user is, saying how much.
 
 The run is held in the middle by the daemon's fault-injection knob LENSMUX_FAULT_INDEX_HOLD
-(graph/index/builder/order.py, FaultHold): it prepares as many files as an editor holds open and
+(graph/index/builder/runs/order.py, FaultHold): it prepares as many files as an editor holds open and
 the directory the search runs from holds, then no more while the hold file exists. What the search sees then does
 not depend on how fast indexing goes; removing the file lets the run finish.
 """

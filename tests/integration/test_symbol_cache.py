@@ -1,4 +1,4 @@
-"""Issue 23: pyright's documentSymbol answers kept by text for every root (graph/index/builder/symbol_cache.py).
+"""Issue 23: pyright's documentSymbol answers kept by text for every root (graph/index/builder/caches/symbol_cache.py).
 
 A second root holding a copy of an indexed file gets the same symbol rows without pyright
 being asked about it; a file whose text changed, and one with a wildcard import (its

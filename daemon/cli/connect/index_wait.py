@@ -32,7 +32,7 @@ def ready_for_search(status: dict[str, Any], *, focused: bool, patient: bool) ->
     """Whether a search now answers well enough: the run is over, or it has written where the user is.
 
     A run writes first the files editors hold open and those under the directory the
-    command ran from (graph/index/builder/order.py). With such a directory (`focused`), the
+    command ran from (graph/index/builder/runs/order.py). With such a directory (`focused`), the
     search answers once those and anything at all are written; without one (run from
     the root, or the MCP server), once the run is over or, when the caller's patience is
     spent (`patient`), from whatever is written. The answer says its `coverage`.

@@ -1,7 +1,7 @@
 """Token counts remembered by text: a second worktree or a clone pays the tokenizer once (issue 23).
 
 Preparing a file counts the tokens of every window the chunker tries and of every chunk it
-keeps (graph/index/builder/chunking.py, prepare.py). A clone or a second worktree of an
+keeps (graph/index/builder/preparing/chunking.py, prepare.py). A clone or a second worktree of an
 indexed tree asks for the same texts again (a chunk's header names the root-relative path,
 not the root), and with every vector a hit in the vector cache, counting was the largest
 share of the daemon's CPU for a clone of the 100k monorepo (py-spy: 55% of its samples).

@@ -27,11 +27,10 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from lensmux.graph.index.builder.commit import BatchWriter, Embedded
-from lensmux.graph.index.builder.languages import language_for
-from lensmux.graph.index.builder.order import Focus, RunOrder, git_recent
-from lensmux.graph.index.builder.pipeline import Commit, FullRun
-from lensmux.graph.index.builder.prepare import (
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
+from lensmux.graph.index.builder.files.languages import language_for
+from lensmux.graph.index.builder.files.walk import IgnoreRules, WalkedFile, walk_files
+from lensmux.graph.index.builder.preparing.prepare import (
     BUFFER_MTIME_NS,
     Outcome,
     Prepared,
@@ -40,9 +39,10 @@ from lensmux.graph.index.builder.prepare import (
     prepare_text,
     stat_walked,
 )
+from lensmux.graph.index.builder.runs.commit import BatchWriter, Embedded
+from lensmux.graph.index.builder.runs.order import Focus, RunOrder, git_recent
+from lensmux.graph.index.builder.runs.pipeline import Commit, FullRun
 from lensmux.graph.index.builder.updates import UpdateTickets
-from lensmux.graph.index.builder.vector_cache import VectorCache
-from lensmux.graph.index.builder.walk import IgnoreRules, WalkedFile, walk_files
 from lensmux.graph.index.builder.watch import run_watch
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error

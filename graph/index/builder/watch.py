@@ -13,8 +13,8 @@ import anyio.abc
 import anyio.to_thread
 import watchfiles
 
-from lensmux.graph.index.builder.languages import language_for
-from lensmux.graph.index.builder.walk import IGNORE_FILES, walk_files
+from lensmux.graph.index.builder.files.languages import language_for
+from lensmux.graph.index.builder.files.walk import IGNORE_FILES, walk_files
 from lensmux.graph.index.errors import IndexStoreError
 
 if TYPE_CHECKING:

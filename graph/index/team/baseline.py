@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from lensmux.graph.index.builder.walk import read_source
+from lensmux.graph.index.builder.files.walk import read_source
 
 
 def unchanged(root: Path, rels: Iterable[str], baseline: Mapping[str, str], max_file_bytes: int) -> set[str]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.graph.index import Indexer, IndexReader, IndexStoreError, VectorReader
-from lensmux.graph.index.builder.prepare import BUFFER_MTIME_NS
+from lensmux.graph.index.builder.preparing.prepare import BUFFER_MTIME_NS
 from lensmux.graph.index.postgres.connection import connect
 from lensmux.graph.index.postgres.publish import publish
 from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke

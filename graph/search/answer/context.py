@@ -16,7 +16,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 import msgspec
 
-from lensmux.graph.index.builder.languages import LANGUAGE_BY_EXTENSION
+from lensmux.graph.index.builder.files.languages import LANGUAGE_BY_EXTENSION
 from lensmux.graph.search.api import SymbolResult
 
 __all__ = ["AssembledContext", "ContextFormat", "ContextSource", "assemble_context", "qualified_name"]

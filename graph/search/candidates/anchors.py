@@ -25,8 +25,8 @@ from typing import Any, Literal
 
 import anyio
 
-from lensmux.graph.index.builder.chunking import CHUNKED_KINDS, TYPE_KINDS
-from lensmux.graph.index.builder.languages import LANGUAGE_BY_EXTENSION
+from lensmux.graph.index.builder.files.languages import LANGUAGE_BY_EXTENSION
+from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS, TYPE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node, chunk_node, symbol_node
 from lensmux.graph.search.gateway import LspCalls
 

@@ -14,7 +14,7 @@ from support.projects import write_files
 
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import IndexConfig, Indexer
-from lensmux.graph.index.builder.vector_cache import VectorCache
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
 from lensmux.graph.search import HybridSearchEngine, SearchRequest
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]

@@ -9,8 +9,8 @@ from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
-from lensmux.graph.index.builder.chunking import ChunkConfig, ParsedSymbol, chunk_file, parse_document_symbols
-from lensmux.graph.index.builder.walk import IgnoreRules, walk_files
+from lensmux.graph.index.builder.files.walk import IgnoreRules, walk_files
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, ParsedSymbol, chunk_file, parse_document_symbols
 
 MINIFIED = "function a(b){return b+1}" * 400  # one long line
 SPHINX_HTML = "<html><body>" + "<p>The API reference.</p>\n" * 50 + "</body></html>\n"

@@ -16,7 +16,7 @@ from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import IndexConfig, Indexer
-from lensmux.graph.index.builder.vector_cache import VectorCache
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
 from lensmux.graph.index.records import VectorPointer
 from lensmux.graph.index.sqlite.persistence import IndexFiles
 from lensmux.graph.index.sqlite.vectors import VectorIndex

@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, evict_least_used, tick
+from lensmux.graph.index.builder.caches.cache_file import CacheFile, CacheStats, evict_least_used, tick
 
 log = logging.getLogger(__name__)
 

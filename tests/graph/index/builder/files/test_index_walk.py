@@ -6,8 +6,8 @@ from pathlib import Path
 
 from support.projects import write_files
 
-from lensmux.graph.index.builder.languages import language_for
-from lensmux.graph.index.builder.walk import IgnoreRules, read_source, walk_files
+from lensmux.graph.index.builder.files.languages import language_for
+from lensmux.graph.index.builder.files.walk import IgnoreRules, read_source, walk_files
 
 
 def test_nested_gitignore_with_negation_and_default_skips(tmp_path: Path) -> None:

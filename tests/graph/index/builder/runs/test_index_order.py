@@ -13,8 +13,8 @@ import pytest
 from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 
 from lensmux.graph.index import IndexConfig, Indexer
-from lensmux.graph.index.builder.order import Focus, RunOrder, git_recent
-from lensmux.graph.index.builder.walk import WalkedFile
+from lensmux.graph.index.builder.files.walk import WalkedFile
+from lensmux.graph.index.builder.runs.order import Focus, RunOrder, git_recent
 from lensmux.graph.index.progress import Progress
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

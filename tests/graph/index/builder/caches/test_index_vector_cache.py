@@ -12,7 +12,7 @@ from index_fakes import DIM, FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer
-from lensmux.graph.index.builder.vector_cache import ROW_OVERHEAD, VectorCache, text_digest
+from lensmux.graph.index.builder.caches.vector_cache import ROW_OVERHEAD, VectorCache, text_digest
 
 
 def _vectors(texts: list[str]) -> dict[str, numpy.ndarray]:
@@ -135,7 +135,7 @@ def test_the_bytes_the_cache_counts_are_the_bytes_it_takes_on_disk(tmp_path: Pat
     assert on_disk <= 1.1 * counted, f"{on_disk} B on disk for {counted} B counted"
 
 
-# The cache's first layout (graph/index/builder/vector_cache.py before issue 23's disk work).
+# The cache's first layout (graph/index/builder/caches/vector_cache.py before issue 23's disk work).
 _WITHOUT_ROWID_DDL = """
 CREATE TABLE models (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE vectors (

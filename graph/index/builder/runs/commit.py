@@ -11,9 +11,9 @@ import anyio.to_thread
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
-from lensmux.graph.index.builder.vector_cache import VectorCache
-from lensmux.graph.index.builder.walk import WalkedFile
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
+from lensmux.graph.index.builder.files.walk import WalkedFile
+from lensmux.graph.index.builder.preparing.prepare import Outcome, Prepared, Unchanged, Unreadable, still_current
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import EmbeddingFailed
 from lensmux.graph.index.protocols import Embedder

@@ -12,9 +12,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from lensmux.graph.index.builder.chunking import ChunkDraft, chunk_file, parse_document_symbols
-from lensmux.graph.index.builder.junk import junk_reason
-from lensmux.graph.index.builder.walk import SourceText, WalkedFile, read_source
+from lensmux.graph.index.builder.files.junk import junk_reason
+from lensmux.graph.index.builder.files.walk import SourceText, WalkedFile, read_source
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, chunk_file, parse_document_symbols
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.protocols import Embedder, SymbolSource

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from lensmux.graph.index.builder.symbol_cache import SymbolCache
+from lensmux.graph.index.builder.caches.symbol_cache import SymbolCache
 
 
 def _answer(name: str) -> list[dict[str, object]]:

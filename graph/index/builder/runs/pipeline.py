@@ -22,9 +22,9 @@ from typing import TypeVar
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from lensmux.graph.index.builder.commit import BatchWriter, Embedded
-from lensmux.graph.index.builder.prepare import Outcome, Prepared
-from lensmux.graph.index.builder.walk import WalkedFile
+from lensmux.graph.index.builder.files.walk import WalkedFile
+from lensmux.graph.index.builder.preparing.prepare import Outcome, Prepared
+from lensmux.graph.index.builder.runs.commit import BatchWriter, Embedded
 from lensmux.graph.index.config import IndexConfig
 
 log = logging.getLogger(__name__)

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import anyio
 
-from lensmux.graph.index.builder.walk import WalkedFile
+from lensmux.graph.index.builder.files.walk import WalkedFile
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.cache_file import CacheFile, CacheStats, evict_least_used, tick
+from lensmux.graph.index.builder.caches.cache_file import CacheFile, CacheStats, evict_least_used, tick
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
-from lensmux.graph.index.builder.junk import junk_name
-from lensmux.graph.index.builder.languages import language_for
+from lensmux.graph.index.builder.files.junk import junk_name
+from lensmux.graph.index.builder.files.languages import language_for
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.graph.index.builder.chunking import ChunkConfig, chunk_file, parse_document_symbols, split_lines
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, chunk_file, parse_document_symbols, split_lines
 
 
 def _pos(line: int, char: int) -> dict[str, int]:

@@ -1,0 +1,1 @@
+"""The per-user caches every root shares, by content: vectors and documentSymbol answers, and their file."""

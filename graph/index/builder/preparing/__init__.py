@@ -1,0 +1,1 @@
+"""One file made ready for the store: its symbols from the server's answer, its chunks, its rows."""
