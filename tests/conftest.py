@@ -81,7 +81,7 @@ def team_database(postgres_server: PostgresServer) -> Iterator[str]:
     import psycopg
     from support.graph_fakes import DIM
 
-    from lensmux.graph.index.postgres.schema import migrate
+    from lensmux.graph.index.postgres.database.schema import migrate
 
     with postgres_server.fresh_database() as name:
         dsn = postgres_server.dsn(name)

@@ -57,7 +57,7 @@ from bench.runner import add_common_options, arg_parser, finish, result_header, 
 from bench.search.offline import OfflineIndex, stored_model_id
 from bench.stats import load_average
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.index.postgres.schema import migrate
+from lensmux.graph.index.postgres.database.schema import migrate
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.search.candidates.query_text import keyword_expression
 

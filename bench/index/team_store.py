@@ -48,8 +48,8 @@ from bench.search.ranking import group_queries, rank_of, sample, score
 from bench.stats import machine, percentile
 from lensmux.graph.embedding.embedder import Embedder
 from lensmux.graph.index import Indexer
+from lensmux.graph.index.postgres.database.schema import migrate
 from lensmux.graph.index.postgres.publish import publish
-from lensmux.graph.index.postgres.schema import migrate
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.index.team.overlay import OverlayReader, OverlayVectors
 from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, SearchRequest

@@ -25,7 +25,7 @@ def called_without_name(name: str, kind: str) -> bool:
     """Whether callers may invoke the symbol without spelling its name (`Cls()`, `a + b`).
 
     Learned relations of such a symbol are forgotten when a write mentions its class's name
-    instead (graph/index/sqlite/learned.py, postgres/learned.py, team/side_learned.py).
+    instead (graph/index/sqlite/learned.py, postgres/contents/learned.py, team/side_learned.py).
     """
     return (name.startswith("__") and name.endswith("__")) or kind in ("constructor", "operator")
 

@@ -1,6 +1,6 @@
 """The columns every store selects for its records, and the records built from those rows.
 
-Both stores (graph/index/sqlite/queries.py, graph/index/postgres/reader.py) name their tables
+Both stores (graph/index/sqlite/queries.py, graph/index/postgres/contents/reader.py) name their tables
 and columns alike, so one list and one constructor serve both.
 """
 

@@ -27,7 +27,7 @@ from support.mcp_session import mcp_client, ok
 from support.postgres_server import PostgresServer, running_postgres
 from support.projects import git
 
-from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, migrate
+from lensmux.graph.index.postgres.database.schema import READER_ROLE, WRITER_ROLE, migrate
 
 pytestmark = [pytest.mark.slow]
 

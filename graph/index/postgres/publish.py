@@ -19,11 +19,11 @@ import numpy.typing as npt
 from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, ParsedSymbol
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import IndexWriter, VectorWriter
-from lensmux.graph.index.postgres import learned
+from lensmux.graph.index.postgres.contents import learned
+from lensmux.graph.index.postgres.contents.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.contents.writer import SnapshotStore
 from lensmux.graph.index.postgres.snapshots import Snapshot, create_snapshot, mark_published
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.index.postgres.vectors import SnapshotVectors
-from lensmux.graph.index.postgres.writer import SnapshotStore
 from lensmux.graph.index.records import FileWrite
 
 log = logging.getLogger(__name__)

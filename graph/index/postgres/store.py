@@ -7,11 +7,11 @@ import time
 from pathlib import Path
 
 from lensmux.graph.index.errors import IndexSchemaMismatch
-from lensmux.graph.index.postgres.connection import STALLED_AFTER_S, STATEMENT_TIMEOUT_MS, Connection, connect
-from lensmux.graph.index.postgres.schema import SCHEMA_VERSION, schema_version
+from lensmux.graph.index.postgres.contents.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.contents.writer import SnapshotStore
+from lensmux.graph.index.postgres.database.connection import STALLED_AFTER_S, STATEMENT_TIMEOUT_MS, Connection, connect
+from lensmux.graph.index.postgres.database.schema import SCHEMA_VERSION, schema_version
 from lensmux.graph.index.postgres.snapshots import Snapshot, ancestors, find_published, repository_id
-from lensmux.graph.index.postgres.vectors import SnapshotVectors
-from lensmux.graph.index.postgres.writer import SnapshotStore
 
 __all__ = ["TeamStore"]
 

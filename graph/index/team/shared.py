@@ -27,13 +27,13 @@ from typing import Any
 
 from lensmux.graph.index import Indexer, IndexReader, IndexStoreError, VectorReader
 from lensmux.graph.index.builder.preparing.prepare import BUFFER_MTIME_NS
-from lensmux.graph.index.postgres.connection import connect
+from lensmux.graph.index.postgres.contents.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.contents.writer import SnapshotStore
+from lensmux.graph.index.postgres.database.connection import connect
+from lensmux.graph.index.postgres.database.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
 from lensmux.graph.index.postgres.publish import publish
-from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant, migrate, revoke
 from lensmux.graph.index.postgres.snapshots import Snapshot, git_head, repository_id
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.index.postgres.vectors import SnapshotVectors
-from lensmux.graph.index.postgres.writer import SnapshotStore
 from lensmux.graph.index.team.overlay import OverlayReader, OverlayVectors
 
 __all__ = [

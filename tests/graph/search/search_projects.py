@@ -20,10 +20,10 @@ from search_fakes import FakeEmbedder, FakeSymbolSource
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexReader, VectorReader
+from lensmux.graph.index.postgres.contents.vectors import SnapshotVectors
+from lensmux.graph.index.postgres.contents.writer import SnapshotStore
 from lensmux.graph.index.postgres.publish import copy_files, publish
 from lensmux.graph.index.postgres.store import TeamStore
-from lensmux.graph.index.postgres.vectors import SnapshotVectors
-from lensmux.graph.index.postgres.writer import SnapshotStore
 from lensmux.graph.index.team.shared import OverlayIndex, SharedIndex, attach, detach, publish_root
 
 # The stores the search suite runs on: the embedded SQLite + hnswlib index; the team store

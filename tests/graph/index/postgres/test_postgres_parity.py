@@ -18,7 +18,7 @@ from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexReader
-from lensmux.graph.index.postgres import keyword
+from lensmux.graph.index.postgres.contents import keyword
 from lensmux.graph.index.postgres.publish import Published, publish
 from lensmux.graph.index.postgres.store import TeamStore
 from lensmux.graph.search.candidates.query_text import keyword_expression

@@ -17,9 +17,9 @@ import numpy.typing as npt
 from psycopg import sql
 
 from lensmux.graph.index.exact import nearest
-from lensmux.graph.index.postgres.connection import Connection
-from lensmux.graph.index.postgres.reader import Mask
-from lensmux.graph.index.postgres.schema import vector_cast
+from lensmux.graph.index.postgres.contents.reader import Mask
+from lensmux.graph.index.postgres.database.connection import Connection
+from lensmux.graph.index.postgres.database.schema import vector_cast
 
 __all__ = ["SnapshotVectors", "normalised", "parse_vector", "vector_text"]
 

@@ -18,11 +18,11 @@ import psycopg
 from psycopg import sql
 
 from lensmux.graph.index.identifiers import fts_document, fts_names
-from lensmux.graph.index.postgres import learned
-from lensmux.graph.index.postgres.connection import Connection
-from lensmux.graph.index.postgres.reader import SnapshotQueries
-from lensmux.graph.index.postgres.terms import postings
-from lensmux.graph.index.postgres.vectors import normalised, vector_text
+from lensmux.graph.index.postgres.contents import learned
+from lensmux.graph.index.postgres.contents.reader import SnapshotQueries
+from lensmux.graph.index.postgres.contents.terms import postings
+from lensmux.graph.index.postgres.contents.vectors import normalised, vector_text
+from lensmux.graph.index.postgres.database.connection import Connection
 from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, WriteResult
 
 __all__ = ["SnapshotStore"]

@@ -18,8 +18,13 @@ import pytest
 from psycopg import sql
 from support.postgres_server import PostgresServer
 
-from lensmux.graph.index.postgres.pgvector import MIN_PGVECTOR, PgvectorUnusable, ensure_pgvector, version_tuple
-from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, RoleGrantRefused, grant, migrate
+from lensmux.graph.index.postgres.database.pgvector import (
+    MIN_PGVECTOR,
+    PgvectorUnusable,
+    ensure_pgvector,
+    version_tuple,
+)
+from lensmux.graph.index.postgres.database.schema import READER_ROLE, WRITER_ROLE, RoleGrantRefused, grant, migrate
 
 
 def _recreate_role(conn: psycopg.Connection[Any], name: str, options: str = "LOGIN") -> None:

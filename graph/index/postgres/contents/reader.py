@@ -16,9 +16,9 @@ from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import Learned, free_text_search
 from lensmux.graph.index.location import relative_to_root
-from lensmux.graph.index.postgres import keyword, learned
-from lensmux.graph.index.postgres.cache import Lru, missing
-from lensmux.graph.index.postgres.connection import Connection
+from lensmux.graph.index.postgres.contents import keyword, learned
+from lensmux.graph.index.postgres.contents.cache import Lru, missing
+from lensmux.graph.index.postgres.database.connection import Connection
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
 from lensmux.graph.index.rows import CHUNK_COLUMNS, FILE_COLUMNS, SYMBOL_COLUMNS, like_escape, symbol_from_row
 

@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from lensmux.graph.index.postgres.terms import query_terms
+from lensmux.graph.index.postgres.contents.terms import query_terms
 from lensmux.graph.index.sqlite.schema import BM25_WEIGHTS
 
 K1 = 1.2

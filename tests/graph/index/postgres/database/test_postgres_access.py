@@ -17,8 +17,8 @@ from support.postgres_server import PostgresServer
 from support.projects import write_files
 
 from lensmux.graph.index import Indexer, IndexStoreError
+from lensmux.graph.index.postgres.database.schema import READER_ROLE, WRITER_ROLE, grant
 from lensmux.graph.index.postgres.publish import publish
-from lensmux.graph.index.postgres.schema import READER_ROLE, WRITER_ROLE, grant
 from lensmux.graph.index.postgres.snapshots import find_published
 from lensmux.graph.index.postgres.store import TeamStore
 

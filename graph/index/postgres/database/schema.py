@@ -21,7 +21,7 @@ import psycopg
 from psycopg import sql
 
 from lensmux.graph.index.errors import IndexStoreError
-from lensmux.graph.index.postgres.pgvector import ensure_pgvector
+from lensmux.graph.index.postgres.database.pgvector import ensure_pgvector
 
 SCHEMA_VERSION = 1
 SCHEMA = "lensmux"

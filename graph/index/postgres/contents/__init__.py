@@ -1,0 +1,1 @@
+"""One snapshot's contents: reading and writing its files, chunks, vectors, keyword postings and learned graph."""

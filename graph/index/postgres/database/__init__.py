@@ -1,0 +1,1 @@
+"""The team store's server: connections in the index's terms, its tables and roles, the pgvector it needs."""
