@@ -14,11 +14,11 @@ from typing import Any
 
 import anyio
 
-from lensmux.daemon.assist import edits, listing, navigation
 from lensmux.daemon.assist.errors import ToolError
+from lensmux.daemon.assist.lsp.workspace import Workspace
 from lensmux.daemon.assist.schemas import TOOLS
-from lensmux.daemon.assist.searching import HybridSearch, search_code
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.tools import edits, listing, navigation
+from lensmux.daemon.assist.tools.searching import HybridSearch, search_code
 from lensmux.daemon.control import ControlError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.wire.envelope import ErrorCode

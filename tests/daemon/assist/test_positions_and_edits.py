@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from lensmux.daemon.assist.edits import apply_text_edits
-from lensmux.daemon.assist.positions import display_path, from_lsp, split_lines, to_lsp
+from lensmux.daemon.assist.lsp.positions import display_path, from_lsp, split_lines, to_lsp
+from lensmux.daemon.assist.tools.edits import apply_text_edits
 
 LINE = 'clef = "𝄞é𝄞"; total = add(1, 2)'
 

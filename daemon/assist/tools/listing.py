@@ -7,13 +7,13 @@ from typing import Any
 
 import anyio
 
-from lensmux.daemon.assist import diagnostics as settled
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.navigation import Answer
-from lensmux.daemon.assist.positions import from_lsp, source_line
-from lensmux.daemon.assist.resolve import document_symbols as symbols_of
-from lensmux.daemon.assist.resolve import kind_name, symbol_start
-from lensmux.daemon.assist.workspace import READY_WAIT, Workspace
+from lensmux.daemon.assist.lsp.positions import from_lsp, source_line
+from lensmux.daemon.assist.lsp.resolve import document_symbols as symbols_of
+from lensmux.daemon.assist.lsp.resolve import kind_name, symbol_start
+from lensmux.daemon.assist.lsp.workspace import READY_WAIT, Workspace
+from lensmux.daemon.assist.tools import diagnostics as settled
+from lensmux.daemon.assist.tools.navigation import Answer
 from lensmux.daemon.paths import uri_to_path
 
 MAX_SYMBOLS = 300

@@ -18,7 +18,7 @@ import anyio
 import anyio.to_thread
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.positions import display_path, split_lines
+from lensmux.daemon.assist.lsp.positions import display_path, split_lines
 from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.errors import CircuitOpen, InstanceError, RequestTimedOut, ServerRequestFailed
 from lensmux.daemon.mux.instance import Instance

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.daemon.assist.positions import from_lsp, source_line
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.lsp.positions import from_lsp, source_line
+from lensmux.daemon.assist.lsp.workspace import Workspace
 
 # Rows a location list shows in text; the structured result has them all up to this many.
 MAX_LOCATIONS = 200

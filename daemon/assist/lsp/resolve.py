@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.positions import first_code_column, from_lsp, to_lsp
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.lsp.positions import first_code_column, from_lsp, to_lsp
+from lensmux.daemon.assist.lsp.workspace import Workspace
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.paths import uri_to_path
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.locations import location_rows, normalise, render_rows
-from lensmux.daemon.assist.positions import from_lsp, source_line
-from lensmux.daemon.assist.resolve import HEADER_SUFFIXES, Target, kind_name, resolve, split_name
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.lsp.locations import location_rows, normalise, render_rows
+from lensmux.daemon.assist.lsp.positions import from_lsp, source_line
+from lensmux.daemon.assist.lsp.resolve import HEADER_SUFFIXES, Target, kind_name, resolve, split_name
+from lensmux.daemon.assist.lsp.workspace import Workspace
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.paths import uri_to_path
 

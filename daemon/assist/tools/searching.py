@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.navigation import Answer
-from lensmux.daemon.assist.positions import source_line
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.lsp.positions import source_line
+from lensmux.daemon.assist.lsp.workspace import Workspace
+from lensmux.daemon.assist.tools.navigation import Answer
 from lensmux.daemon.control import ControlError
 
 HybridSearch = Callable[[dict[str, Any]], Awaitable[Any]]

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from lensmux.daemon.assist.errors import ToolError
-from lensmux.daemon.assist.navigation import Answer, _at, _where, warm
-from lensmux.daemon.assist.positions import chars_from_utf16
-from lensmux.daemon.assist.workspace import Workspace
+from lensmux.daemon.assist.lsp.positions import chars_from_utf16
+from lensmux.daemon.assist.lsp.workspace import Workspace
+from lensmux.daemon.assist.tools.navigation import Answer, _at, _where, warm
 from lensmux.daemon.paths import uri_to_path
 
 _IDENT = re.compile(r"^[^\W\d]\w*$")

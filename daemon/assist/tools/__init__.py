@@ -1,0 +1,1 @@
+"""The tools themselves: navigation, listing, edits previewed, search, and the settled diagnostics they wait for."""
