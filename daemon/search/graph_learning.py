@@ -42,7 +42,8 @@ from pathlib import Path
 import anyio
 
 from lensmux.daemon.search.gateway import DaemonGateway
-from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.daemon.search.indexing import IndexService
+from lensmux.daemon.search.root_index import RootIndex
 from lensmux.graph.index import IndexStoreError, RootNotIndexed
 from lensmux.graph.search import LearnRound, SearchConfig, learn_round
 

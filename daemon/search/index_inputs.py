@@ -1,4 +1,4 @@
-"""What indexing takes from the multiplexer: symbols from its instances, and where the user is.
+"""What indexing takes from the daemon: its caps and model, symbols from its instances, where the user is.
 
 graph/index asks a SymbolSource for each file's symbols, and orders a full run by a Focus
 (graph/index/builder/runs/order.py: editors' open files, then the directory a search ran from, then
@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
+from lensmux.daemon.config import DaemonConfig
 from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search.errors import IndexServiceError
+from lensmux.graph.index import ChunkConfig, HnswParams, IndexConfig
 from lensmux.graph.index.builder.caches.symbol_cache import SymbolCache
+from lensmux.graph.index.builder.preparing.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.builder.runs.order import FaultHold, Focus
 
 if TYPE_CHECKING:
@@ -150,3 +153,32 @@ def fault_hold_from_env() -> FaultHold | None:
         "%s is set: full runs hold after %s files while %s exists (fault injection)", FAULT_HOLD_ENV, count, path
     )
     return FaultHold(Path(path), int(count))
+
+
+def index_config(config: DaemonConfig) -> IndexConfig:
+    """The indexer's tunables with the caps of `[daemon.index]`."""
+    caps = config.index
+    return IndexConfig(
+        chunks=ChunkConfig(max_chunk_tokens=caps.max_chunk_tokens, max_file_chunks=caps.max_file_chunks),
+        hnsw=HnswParams(
+            m=caps.hnsw_m,
+            ef_construction=caps.hnsw_ef_construction,
+            ef_search=caps.hnsw_ef_search,
+            exact_below=caps.exact_search_below,
+        ),
+        max_file_bytes=caps.max_file_kb * 1024,
+        compact_fraction=caps.compact_fraction,
+        save_growth=caps.vector_save_growth,
+        keyword_optimize_share=caps.keyword_optimize_share,
+        commit_files=caps.commit_files,
+        commit_chunks=caps.commit_chunks,
+        fault_hold=fault_hold_from_env(),
+    )
+
+
+def model_id(embedder: Any) -> str:
+    """The model and how it was built: vectors of another build are not comparable, so they start over."""
+    info = embedder.info()
+    if info.manifest is None:
+        return f"{info.name} chunks {CHUNK_TEXT_VERSION}"
+    return f"{info.name} {info.precision} builder {info.manifest.builder_version} chunks {CHUNK_TEXT_VERSION}"

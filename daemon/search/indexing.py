@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -27,68 +24,19 @@ from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.paths import uri_to_path
 from lensmux.daemon.search import model_memory
 from lensmux.daemon.search.errors import IndexServiceError
-from lensmux.daemon.search.index_inputs import LspSymbolSource, fault_hold_from_env, focus_of, focus_param
+from lensmux.daemon.search.index_edits import PendingEdits, TextSource
+from lensmux.daemon.search.index_inputs import LspSymbolSource, focus_of, focus_param, index_config, model_id
+from lensmux.daemon.search.root_index import RootIndex, attach_team, root_summary
 from lensmux.graph.index import (
-    ChunkConfig,
-    HnswParams,
-    IndexConfig,
     Indexer,
     IndexStoreError,
     ProgressSnapshot,
-    RootNotIndexed,
 )
 from lensmux.graph.index.builder.caches.symbol_cache import SymbolCache
 from lensmux.graph.index.builder.caches.vector_cache import VectorCache
-from lensmux.graph.index.builder.preparing.chunking import CHUNK_TEXT_VERSION
 from lensmux.graph.index.builder.runs.order import Focus
 
-if TYPE_CHECKING:
-    # graph/index/team/shared.py imports psycopg (the `postgres` extra): only a root of a team store loads it.
-    from lensmux.graph.index.team.shared import OverlayIndex, SharedIndex
-
 log = logging.getLogger(__name__)
-
-# An edit is indexed once edits pause this long, or at the latest this long after the
-# first unindexed one: a change must be searchable within a second while someone types.
-EDIT_QUIET_S = 0.2
-EDIT_MAX_DELAY_S = 0.5
-# Symbols kept per root for the learner to ask about first (RootIndex.learn_first): a few searches' worth.
-LEARN_FIRST = 64
-
-TextSource = Callable[[], str | None]
-
-
-@dataclass
-class RootIndex:
-    """One root's indexer and the state of its current run."""
-
-    root: Path
-    indexer: Indexer
-    runs: int = 0
-    running: bool = False
-    last: ProgressSnapshot | None = None
-    done: anyio.Event = field(default_factory=anyio.Event)
-    started_at: float = 0.0
-    finished_at: float | None = None
-    watching: bool = False
-    error: str | None = None
-    # What the call-graph learner is doing for this root (graph_learning.py).
-    learning: str = "not started"
-    # The team snapshot this root overlays (graph/index/team/shared.py), and why it has none when it should.
-    shared: SharedIndex | None = None
-    team_warning: str | None = None
-
-    def search_index(self) -> Indexer | OverlayIndex:
-        """What a search reads: the local index, laid over the team's snapshot when there is one."""
-        from lensmux.graph.index.team.shared import OverlayIndex
-
-        return OverlayIndex(self.shared) if self.shared is not None else self.indexer
-
-    # Learning rounds stopped because a client spoke (graph_learning.py).
-    learning_interrupted: int = 0
-    # Symbols searches had to ask the servers about live, newest last: the learner asks
-    # about these before its cursor (graph_learning.py). Bounded: the oldest go first.
-    learn_first: deque[int] = field(default_factory=lambda: deque(maxlen=LEARN_FIRST))
 
 
 class IndexService:
@@ -106,12 +54,8 @@ class IndexService:
         self._embedder_lock = anyio.Lock()
         self.model_state = "not loaded"
         self.model_progress: tuple[str, float] | None = None
-        # Edited documents waiting for the typing to pause: the daemon's text of each, and the
-        # update tickets (graph/index/builder/updates.py) it holds in every root containing it.
-        self._edits: dict[Path, tuple[TextSource, list[tuple[RootIndex, int]]]] = {}
-        self._edited = anyio.Event()
-        # A search waits for the pending edits: index them now, not after the pause.
-        self._hurry = False
+        # Edited documents waiting for the typing to pause (index_edits.py).
+        self._edits = PendingEdits(self._containing, self._reindex)
         self._changed = anyio.Event()
         self._index_config = index_config(config)
         # The user's vectors by content (graph/index/builder/caches/vector_cache.py), opened with the first index.
@@ -124,7 +68,7 @@ class IndexService:
         try:
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                tg.start_soon(self._edits_task)
+                tg.start_soon(self._edits.run_task)
                 tg.start_soon(
                     model_memory.release_task,
                     lambda: self._embedder,
@@ -199,7 +143,7 @@ class IndexService:
                 embedder,
                 symbols,
                 config=self._index_config,
-                model_id=_model_id(embedder),
+                model_id=model_id(embedder),
                 vector_cache=cache,
             )
             try:
@@ -208,13 +152,13 @@ class IndexService:
                 raise IndexServiceError(f"{root}: {exc}") from exc
             entry = RootIndex(root, indexer)
             if overlay:
-                await self._attach(entry)
+                await attach_team(entry, self._team_dsn)
             self.roots[root] = entry
         elif not entry.running and overlay and self._team_dsn is not None:
             # HEAD may have moved, or a nearer ancestor been published, since the last run.
             entry.running = True
             try:
-                await self._attach(entry)
+                await attach_team(entry, self._team_dsn)
             finally:
                 entry.running = False
         if not entry.running:
@@ -226,29 +170,6 @@ class IndexService:
         else:
             self.refocus(entry, directory)
         return entry
-
-    async def _attach(self, entry: RootIndex) -> None:
-        """Overlay the team's nearest published snapshot, or note why not and stay local."""
-        dsn = self._team_dsn
-        if dsn is None:
-            return
-        try:
-            from lensmux.graph.index.team import shared as team
-        except ImportError as exc:
-            entry.team_warning = f"team index not used: {exc} (install lensmux[postgres])"
-            log.warning("%s: %s", entry.root, entry.team_warning)
-            return
-        try:
-            if entry.shared is not None:
-                if await anyio.to_thread.run_sync(team.still_nearest, entry.shared, entry.indexer):
-                    return
-                team.detach(entry.shared, entry.indexer)
-                entry.shared = None
-            entry.shared = await anyio.to_thread.run_sync(team.attach, dsn, entry.indexer)
-            entry.team_warning = None
-        except IndexStoreError as exc:
-            entry.team_warning = f"team index not used ({exc}); searching the local index"
-            log.warning("%s: %s", entry.root, entry.team_warning)
 
     def drop_shared(self, entry: RootIndex, reason: str) -> None:
         """The team store failed under a search: go local (a full run starts) and say so in warnings."""
@@ -364,49 +285,19 @@ class IndexService:
         if path is None or self._tg is None:
             return
         for entry in self._containing(path):
-            ticket = entry.indexer.updates.begin(_relative(entry, path))
+            ticket = entry.indexer.updates.begin(entry.relative(path))
             self._tg.start_soon(self._reindex, entry, path, None, ticket)
 
     def on_changed(self, uri: str, text: TextSource) -> None:
         """A client edited a document: index the daemon's text of it (maybe unsaved) soon."""
         path = uri_to_path(uri)
-        entries = self._containing(path) if path is not None else []
-        if path is None or not entries:
-            return
-        pending = self._edits.get(path)
-        tickets = pending[1] if pending else [(e, e.indexer.updates.begin(_relative(e, path))) for e in entries]
-        self._edits[path] = (text, tickets)
-        self._edited.set()
+        if path is not None:
+            self._edits.add(path, text)
 
     async def settle(self, entry: RootIndex, timeout: float) -> list[str]:
         """Wait up to `timeout` s for the root's edits, saves and file events known so far; files still pending."""
-        if any(path.is_relative_to(entry.root) for path in self._edits):
-            self._hurry = True
-            self._edited.set()
+        self._edits.hurry(entry.root)
         return await entry.indexer.updates.wait_begun_before(timeout)
-
-    async def _edits_task(self) -> None:
-        """Index edited documents in bursts: after a pause in the edits, or EDIT_MAX_DELAY_S at most."""
-        while True:
-            await self._edited.wait()
-            deadline = anyio.current_time() + EDIT_MAX_DELAY_S
-            while not self._hurry:
-                self._edited = anyio.Event()
-                with anyio.move_on_after(min(EDIT_QUIET_S, deadline - anyio.current_time())) as quiet:
-                    await self._edited.wait()
-                if quiet.cancelled_caught or anyio.current_time() >= deadline:
-                    break
-            self._hurry, self._edited = False, anyio.Event()
-            edits, self._edits = self._edits, {}
-            for path in sorted(edits):
-                text, tickets = edits[path]
-                current = text()
-                try:
-                    for entry in self._containing(path):
-                        await self._reindex(entry, path, current)
-                finally:
-                    for entry, ticket in tickets:
-                        entry.indexer.updates.end(ticket)
 
     async def _reindex(self, entry: RootIndex, path: Path, text: str | None = None, ticket: int | None = None) -> None:
         """Re-index one file from the disk, or from an editor's text of it when given; then end `ticket`."""
@@ -430,15 +321,7 @@ class IndexService:
 
     def summary(self, entry: RootIndex) -> dict[str, Any]:
         """What `lensmux index --wait` prints and `status` shows for one root."""
-        status = entry.indexer.status().as_dict()
-        status["runs"] = entry.runs
-        status["running"] = entry.running
-        status["error"] = entry.error
-        status["elapsed_s"] = _elapsed(entry)
-        status["graph"] = _graph_status(entry)
-        status["shared"] = entry.shared.describe() if entry.shared is not None else None
-        status["team_warning"] = entry.team_warning
-        return status
+        return root_summary(entry)
 
     def status(self) -> dict[str, Any]:
         """Model state and every root's index."""
@@ -482,60 +365,3 @@ class IndexService:
             self._vector_cache.close()
         if self._symbol_cache is not None:
             self._symbol_cache.close()
-
-
-def index_config(config: DaemonConfig) -> IndexConfig:
-    """The indexer's tunables with the caps of `[daemon.index]`."""
-    caps = config.index
-    return IndexConfig(
-        chunks=ChunkConfig(max_chunk_tokens=caps.max_chunk_tokens, max_file_chunks=caps.max_file_chunks),
-        hnsw=HnswParams(
-            m=caps.hnsw_m,
-            ef_construction=caps.hnsw_ef_construction,
-            ef_search=caps.hnsw_ef_search,
-            exact_below=caps.exact_search_below,
-        ),
-        max_file_bytes=caps.max_file_kb * 1024,
-        compact_fraction=caps.compact_fraction,
-        save_growth=caps.vector_save_growth,
-        keyword_optimize_share=caps.keyword_optimize_share,
-        commit_files=caps.commit_files,
-        commit_chunks=caps.commit_chunks,
-        fault_hold=fault_hold_from_env(),
-    )
-
-
-def _relative(entry: RootIndex, path: Path) -> str:
-    """`path` as the root's index names it (for the files a search still waits for)."""
-    return path.relative_to(entry.root).as_posix()
-
-
-def _graph_status(entry: RootIndex) -> dict[str, Any]:
-    """How much of the root's call graph is learned, and what the learner is doing."""
-    try:
-        learned, learnable = entry.indexer.store.learned_counts()
-    except (IndexStoreError, RootNotIndexed):
-        return {"state": entry.learning}
-    return {
-        "learned": learned,
-        "learnable": learnable,
-        "state": entry.learning,
-        "interrupted_rounds": entry.learning_interrupted,
-        "queued_by_searches": len(entry.learn_first),
-    }
-
-
-def _elapsed(entry: RootIndex) -> float | None:
-    """Seconds the current run has taken so far, or the last run took once it ended."""
-    if not entry.started_at:
-        return None
-    end = entry.finished_at if entry.finished_at is not None else time.time()
-    return round(end - entry.started_at, 2)
-
-
-def _model_id(embedder: Any) -> str:
-    """The model and how it was built: vectors of another build are not comparable, so they start over."""
-    info = embedder.info()
-    if info.manifest is None:
-        return f"{info.name} chunks {CHUNK_TEXT_VERSION}"
-    return f"{info.name} {info.precision} builder {info.manifest.builder_version} chunks {CHUNK_TEXT_VERSION}"

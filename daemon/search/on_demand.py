@@ -35,7 +35,8 @@ from lensmux.daemon.search.errors import IndexServiceError
 
 if TYPE_CHECKING:
     from lensmux.daemon.search.graph_learning import GraphLearner
-    from lensmux.daemon.search.indexing import IndexService, TextSource
+    from lensmux.daemon.search.index_edits import TextSource
+    from lensmux.daemon.search.indexing import IndexService
     from lensmux.daemon.search.service import SearchService
 
 log = logging.getLogger(__name__)

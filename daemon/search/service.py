@@ -23,7 +23,8 @@ from lensmux.daemon.control import ControlError
 from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.index_inputs import focus_param
-from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.daemon.search.indexing import IndexService
+from lensmux.daemon.search.root_index import RootIndex
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.graph.index.errors import IndexStoreError, StoreUnreachable
 from lensmux.graph.search import (

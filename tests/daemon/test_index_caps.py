@@ -10,7 +10,8 @@ from lensmux.daemon.cli.views.status_view import render_indexes
 from lensmux.daemon.config import Config, ConfigInvalid, DaemonConfig, HybridSearchConfig, IndexSettings, load_config
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry
-from lensmux.daemon.search.indexing import IndexService, index_config
+from lensmux.daemon.search.index_inputs import index_config
+from lensmux.daemon.search.indexing import IndexService
 
 SET = IndexSettings(
     vector_cache_mb=3,

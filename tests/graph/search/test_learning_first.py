@@ -19,7 +19,8 @@ from search_projects import UPLOADER, indexed
 from lensmux.daemon.cli.views.status_view import render_indexes
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
-from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.daemon.search.indexing import IndexService
+from lensmux.daemon.search.root_index import RootIndex
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import HybridSearchEngine, Overrides, SearchConfig, SearchRequest
 

@@ -19,7 +19,8 @@ from search_projects import UPLOADER, OverlaidIndex, SearchedIndex, indexed
 
 from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.graph_learning import GraphLearner
-from lensmux.daemon.search.indexing import IndexService, RootIndex
+from lensmux.daemon.search.indexing import IndexService
+from lensmux.daemon.search.root_index import RootIndex
 from lensmux.graph.index import Indexer
 from lensmux.graph.search import SearchConfig
 
