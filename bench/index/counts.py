@@ -25,7 +25,8 @@ from typing import Any
 
 from bench import OUT_DIR as BENCH_OUT
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 from lensmux.graph.index.records import FileWrite
 from lensmux.graph.index.sqlite.store import Store
 

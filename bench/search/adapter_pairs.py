@@ -42,7 +42,8 @@ from typing import Any
 from bench.runner import arg_parser
 from bench.search.corpus import OUT_DIR, is_library
 from bench.search.docstring_strip import StripFailed, first_sentence, is_trivial, strip_docstrings
-from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, LspRange, ParsedSymbol, chunk_file
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, chunk_file
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ in the tree that gets indexed.
 Functions are the outermost functions and methods of a file, as the index has them:
 Python's by `ast` (decorators included, methods of classes at any depth, a function
 nested in a function is part of the one around it); C and C++ ones from clangd's
-`textDocument/documentSymbol` read by the index's own parser (graph/index/builder/preparing/chunking.py),
+`textDocument/documentSymbol` read by the index's own parser (graph/index/builder/preparing/document_symbols.py),
 definitions only (a range holding a body), so a changed prototype is not an answer
 but the definition it goes with is.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.search.localize_git import diff_texts
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS, parse_document_symbols
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS, parse_document_symbols
 
 __all__ = ["Function", "Hunk", "changed_functions", "clangd_functions", "code_hunks", "parse_diff", "python_functions"]
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from bench.search.offline import OfflineIndex
 from lensmux.graph.embedding.embedder import Embedder
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS
 from lensmux.graph.index.sqlite.schema import META_VECTORS
 from lensmux.graph.search.candidates.seeds import keyword_expression
 from lensmux.graph.search.catalog import Catalog, Node

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.search.localize_score import Target
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS
 
 __all__ = ["SEEDS", "graph_reach"]
 

@@ -1,7 +1,8 @@
 """Persistent per-root index behind one interface (interface.py); the embedded store is SQLite + hnswlib (sqlite/)."""
 
 from lensmux.graph.index.builder.indexer import Indexer
-from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.errors import (
     EmbeddingFailed,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.graph.index.builder.preparing.chunking import LspRange
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange
 from lensmux.graph.index.records import SymbolRecord
 
 # With the symbols table as `s` and files as `f`; chunks as `c`.

@@ -17,7 +17,8 @@ from typing import TypeVar
 from urllib.parse import unquote, urlparse
 
 from lensmux.graph.index import ChunkRecord, FileRecord, IndexReader, LspRange, SymbolRecord
-from lensmux.graph.index.builder.preparing.chunking import TYPE_KINDS, split_lines
+from lensmux.graph.index.builder.preparing.chunking import split_lines
+from lensmux.graph.index.builder.preparing.document_symbols import TYPE_KINDS
 
 log = logging.getLogger(__name__)
 

@@ -35,7 +35,7 @@ from importlib import resources
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.index.identifiers import fts_terms
 from lensmux.graph.search.catalog import Node
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import ParsedSymbol
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import IndexWriter, VectorWriter
 from lensmux.graph.index.postgres.contents import learned

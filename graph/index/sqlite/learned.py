@@ -19,7 +19,7 @@ import sqlite3
 import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import called_without_name, mentions
 from lensmux.graph.index.interface import RELATIONS, Learned, learned_symbols, storable_relations
 

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS
 from lensmux.graph.index.interface import free_text_search
 from lensmux.graph.index.location import relative_to_root
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord

@@ -32,7 +32,7 @@ from typing import Protocol
 import numpy
 import numpy.typing as npt
 
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import IndexReader, Learned, VectorReader, learned_symbols
 from lensmux.graph.index.records import ChunkRecord, FileRecord, SymbolRecord
@@ -103,7 +103,7 @@ class OverlayReader:
         self._masked = masked
         self._mask: frozenset[str] = frozenset()
         # The shared learned subjects not recalled, and how many of them are learnable
-        # (graph/index/builder/preparing/chunking.py CHUNKED_KINDS), as of the local generation read last.
+        # (graph/index/builder/preparing/document_symbols.py CHUNKED_KINDS), as of the local generation read last.
         self._stale: frozenset[int] = frozenset()
         self._stale_learnable = 0
         self._stale_as_of: int | None = None

@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS
 from lensmux.graph.search.candidates.seeds import is_test_path
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.expansion.expand import Relation

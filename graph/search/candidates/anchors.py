@@ -26,7 +26,7 @@ from typing import Any, Literal
 import anyio
 
 from lensmux.graph.index.builder.files.languages import LANGUAGE_BY_EXTENSION
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS, TYPE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS, TYPE_KINDS
 from lensmux.graph.search.catalog import Catalog, Node, chunk_node, symbol_node
 from lensmux.graph.search.gateway import LspCalls
 

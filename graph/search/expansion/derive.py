@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio.to_thread
 
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.index.errors import store_errors_unwrapped
 from lensmux.graph.search.catalog import Catalog, Node, symbol_node
 from lensmux.graph.search.gateway import LspCalls

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from lensmux.graph.index.builder.preparing.chunking import CALLABLE_KINDS, TYPE_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CALLABLE_KINDS, TYPE_KINDS
 from lensmux.graph.index.errors import store_errors_unwrapped
 from lensmux.graph.search.catalog import Catalog, Node
 from lensmux.graph.search.expansion.derive import derive_outgoing

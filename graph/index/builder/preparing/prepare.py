@@ -14,7 +14,8 @@ import anyio.to_thread
 
 from lensmux.graph.index.builder.files.junk import junk_reason
 from lensmux.graph.index.builder.files.walk import SourceText, WalkedFile, read_source
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, chunk_file, parse_document_symbols
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, chunk_file
+from lensmux.graph.index.builder.preparing.document_symbols import parse_document_symbols
 from lensmux.graph.index.config import IndexConfig
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.protocols import Embedder, SymbolSource

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import called_without_name
 from lensmux.graph.index.interface import Learned, learned_symbols, storable_relations
 

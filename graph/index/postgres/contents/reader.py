@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lensmux.graph.index.builder.preparing.chunking import CHUNKED_KINDS
+from lensmux.graph.index.builder.preparing.document_symbols import CHUNKED_KINDS
 from lensmux.graph.index.identifiers import mentions
 from lensmux.graph.index.interface import Learned, free_text_search
 from lensmux.graph.index.location import relative_to_root

@@ -10,7 +10,8 @@ from support.projects import write_files
 
 from lensmux.graph.index import Indexer
 from lensmux.graph.index.builder.files.walk import IgnoreRules, walk_files
-from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, ParsedSymbol, chunk_file, parse_document_symbols
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, chunk_file
+from lensmux.graph.index.builder.preparing.document_symbols import ParsedSymbol, parse_document_symbols
 
 MINIFIED = "function a(b){return b+1}" * 400  # one long line
 SPHINX_HTML = "<html><body>" + "<p>The API reference.</p>\n" * 50 + "</body></html>\n"

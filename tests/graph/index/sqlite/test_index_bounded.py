@@ -13,7 +13,8 @@ import re
 import sqlite3
 from pathlib import Path
 
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 from lensmux.graph.index.records import FileWrite
 from lensmux.graph.index.sqlite import learned
 from lensmux.graph.index.sqlite.chunk_text import register_functions

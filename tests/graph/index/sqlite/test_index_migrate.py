@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lensmux.graph.index.builder.preparing.chunking import ChunkDraft, LspRange, ParsedSymbol
+from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
+from lensmux.graph.index.builder.preparing.document_symbols import LspRange, ParsedSymbol
 from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.records import FileWrite
 from lensmux.graph.index.sqlite.chunk_text import register_functions

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, chunk_file, parse_document_symbols, split_lines
+from lensmux.graph.index.builder.preparing.chunking import ChunkConfig, chunk_file, split_lines
+from lensmux.graph.index.builder.preparing.document_symbols import parse_document_symbols
 
 
 def _pos(line: int, char: int) -> dict[str, int]:
