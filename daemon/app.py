@@ -23,7 +23,8 @@ from anyio.abc import SocketListener, SocketStream, TaskGroup, TaskStatus
 from lensmux.daemon import paths
 from lensmux.daemon.assist.service import AssistService
 from lensmux.daemon.config import Config, ConfigInvalid, load_config
-from lensmux.daemon.control import ControlError, ControlServer
+from lensmux.daemon.control import ControlServer
+from lensmux.daemon.daemon_methods import register_methods
 from lensmux.daemon.mux import routing
 from lensmux.daemon.mux.clients import listeners
 from lensmux.daemon.mux.clients.client_session import ClientSession
@@ -31,7 +32,6 @@ from lensmux.daemon.mux.errors import InstanceError
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.internal_client import InternalClient
 from lensmux.daemon.mux.registry import InstanceRegistry, UnknownRoot
-from lensmux.daemon.search.errors import IndexServiceError
 from lensmux.daemon.search.on_demand import SearchOnDemand
 from lensmux.daemon.service.activation import listener_from_socket
 from lensmux.daemon.service.notify import Notifier, watchdog_task
@@ -66,12 +66,7 @@ class Daemon:
         self._tg: TaskGroup | None = None
         self._accept_tg: TaskGroup
         self.on_ready: list[Callable[[], None]] = []
-        self.control.register("lensmux/status", self._status)
-        self.control.register("lensmux/ping", self._ping)
-        self.control.register("lensmux/shutdown", self._shutdown)
-        self.control.register("lensmux/index", self._index)
-        self.control.register("lensmux/indexStatus", self._index_status)
-        self.control.register("lensmux/publish", self._publish)
+        register_methods(self)
         # Indexes, search and learning, imported and built on first use (search/on_demand.py).
         self.searching: SearchOnDemand | None = None
         self.internal: InternalClient | None = None
@@ -356,63 +351,6 @@ class Daemon:
         # On every edit of every client: nothing to do (not even a closure) while nothing is indexed.
         if self.searching is not None and self.searching.indexing:
             self.searching.on_changed(uri, lambda: _document_text(instance, uri))
-
-    # -- control methods ---------------------------------------------------
-
-    def _root_param(self, params: Any) -> Path:
-        root = params.get("root") if isinstance(params, dict) else None
-        if not isinstance(root, str) or not root:
-            raise ControlError(ErrorCode.INVALID_PARAMS, "params.root must be a directory path")
-        return Path(root)
-
-    async def _index(self, params: Any) -> Any:
-        if self.searching is None:
-            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
-        try:
-            overlay = params.get("overlay", True) is not False
-            return await self.searching.index(self._root_param(params), params.get("focus"), overlay=overlay)
-        except IndexServiceError as exc:
-            raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
-
-    async def _publish(self, params: Any) -> Any:
-        if self.searching is None:
-            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
-        try:
-            return await self.searching.publish(self._root_param(params))
-        except IndexServiceError as exc:
-            raise ControlError(ErrorCode.INVALID_PARAMS, str(exc)) from None
-
-    async def _index_status(self, params: Any) -> Any:
-        if self.searching is None:
-            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
-        summary = self.searching.index_status(self._root_param(params))
-        if summary is None:
-            raise ControlError(ErrorCode.INVALID_PARAMS, f"{params.get('root')} is not indexed")
-        return summary
-
-    async def _ping(self, params: Any) -> Any:
-        return {"pid": os.getpid()}
-
-    async def _shutdown(self, params: Any) -> Any:
-        self.request_stop()
-        return {"stopping": True}
-
-    async def _status(self, params: Any) -> Any:
-        registry = self.registry
-        if registry is None:
-            raise ControlError(ErrorCode.SERVER_NOT_INITIALIZED, "daemon is starting")
-        return {
-            "pid": os.getpid(),
-            "uptime_s": round(time.time() - self.started, 1),
-            "runtime_dir": str(self.runtime_dir),
-            "config": self.config.source,
-            "reloads": self.reloads,
-            "last_reload_error": self.last_reload_error,
-            "servers": sorted(self.config.enabled_servers()),
-            "instances": [inst.status() for inst in registry.instances()],
-            "clients": [c.status() for c in self.clients.values()],
-            "index": self.searching.status() if self.searching else None,
-        }
 
 
 def _document_text(instance: Instance, uri: str) -> str | None:
