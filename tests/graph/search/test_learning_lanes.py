@@ -148,12 +148,18 @@ async def test_a_finished_lane_does_not_spin_on_what_searches_queued_for_another
     assert listed <= 2, f"the C lane listed symbols {listed} times while pyright held the queued one"
 
 
+@pytest.mark.parametrize(
+    "method", ["unlearned_symbols", "enclosing_symbol"], ids=["listing-the-round", "mapping-its-answers"]
+)
 async def test_a_store_lost_under_a_round_stops_that_root_and_not_the_learner(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, method: str
 ) -> None:
     """A team store that goes away mid-round (StoreUnreachable from a worker thread) is the root's
     problem: the round stops with a warning, and the learner task, which runs in the daemon's own
-    task group, does not end (an exception leaving it would take the daemon down with it)."""
+    task group, does not end (an exception leaving it would take the daemon down with it).
+    Lost while the round lists its symbols, or later, while the servers' answers are mapped to
+    indexed symbols inside expansion's task groups: the error must reach the round as itself,
+    not wrapped in an ExceptionGroup that the round's handler does not match."""
     async with indexed(tmp_path, UPLOADER) as ix:
         assert isinstance(ix, Indexer)
         conn = sqlite3.connect(ix.store.path)
@@ -162,47 +168,16 @@ async def test_a_store_lost_under_a_round_stops_that_root_and_not_the_learner(
         gateway.release_python.set()
         calls = 0
 
-        def lost(after_id: int, limit: int, languages: Collection[str] | None = None) -> list[int]:
+        def lost(*args: object, **kwargs: object) -> None:
             nonlocal calls
             calls += 1
-            raise StoreUnreachable("list unlearned symbols: terminating connection due to administrator command")
+            raise StoreUnreachable(f"{method}: terminating connection due to administrator command")
 
-        ix.store.unlearned_symbols = lost  # type: ignore[method-assign]
+        monkeypatch.setattr(ix.store, method, lost)
         async with anyio.create_task_group() as tg:
             tg.start_soon(learner.run_task)
             with anyio.fail_after(30):
-                # Both lanes met the lost store; the learner would have ended the task group here.
-                while calls < 2:
-                    await anyio.sleep(0.01)
-                await anyio.sleep(0.3)
-            tg.cancel_scope.cancel()
-    stopped = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
-    assert stopped and "administrator command" in stopped[0], stopped
-
-
-async def test_a_store_lost_under_a_rounds_requests_stops_that_root_and_not_the_learner(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The same store lost later in the round: while the answers are mapped to indexed symbols,
-    inside expansion's task groups. The error must reach the round as itself, not wrapped in an
-    ExceptionGroup that the round's handler does not match."""
-    async with indexed(tmp_path, UPLOADER) as ix:
-        assert isinstance(ix, Indexer)
-        conn = sqlite3.connect(ix.store.path)
-        _entry, gateway, learner = _learner(ix, conn)
-        conn.close()
-        gateway.release_python.set()
-        calls = 0
-
-        def lost(path: str, line: int) -> None:
-            nonlocal calls
-            calls += 1
-            raise StoreUnreachable("enclosing symbol: terminating connection due to administrator command")
-
-        monkeypatch.setattr(ix.store, "enclosing_symbol", lost)
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(learner.run_task)
-            with anyio.fail_after(30):
+                # A lane met the lost store; the learner would have ended the task group here.
                 while not any("stopped" in r.getMessage() for r in caplog.records):
                     await anyio.sleep(0.01)
                 await anyio.sleep(0.3)
