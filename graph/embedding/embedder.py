@@ -3,7 +3,7 @@
 Texts are tokenised once, ordered longest first and cut into batches whose padded size
 stays within a token budget, so short texts are never padded to a long neighbour;
 results go back in the caller's order. A text's padded width depends on its own length
-only (rounded up to ``PAD_MULTIPLE``) and a batch holds texts of one width: onnxruntime's
+only (rounded up to ``PAD_MULTIPLE``, inference/batching.py) and a batch holds texts of one width: onnxruntime's
 kernels sum a row in a different order when its padding differs, and the index needs
 the same text to give bit-identical vectors whatever else is embedded with it.
 One onnxruntime session serves every caller: ``InferenceSession.run`` is thread-safe and
@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
 
+from lensmux.graph.embedding.inference.batching import DEFAULT_TOKEN_BUDGET, padded_widths, plan_batches
 from lensmux.graph.embedding.inference.runtime import (
     PROVIDERS,
     SessionIO,
@@ -47,17 +48,6 @@ from lensmux.graph.embedding.query.query_adapter import AdapterChoice, QueryAdap
 from lensmux.graph.embedding.spec import ModelCorrupt, ModelSpec, ModelSpecInvalid, read_model_spec
 
 log = logging.getLogger(__name__)
-
-# Padded tokens per onnxruntime run. onnxruntime's arena keeps its peak activation memory
-# (attention grows with batch x window^2) for as long as the session lives: one 8192-token run
-# grows RSS by ~470 MB, a 2048-token run by ~120 MB. Two full windows per run cost no more CPU
-# per text than eight on the int8 model (600 mixed texts, twice: 20.4/22.9 CPU s at 512 tokens,
-# 26.1/23.7 at 2048) and hold 65 MiB less (docs/benchmarks.md, "Semantic index", Memory).
-DEFAULT_TOKEN_BUDGET = 512
-# Caps the batch for very short texts too, bounding one run's latency and memory.
-MAX_BATCH = 256
-# Padded widths are multiples of this (or the window): at most this many wasted tokens a text.
-PAD_MULTIPLE = 16
 
 Vectors = npt.NDArray[np.float32]
 
@@ -81,28 +71,6 @@ class EmbedderInfo(msgspec.Struct, frozen=True, kw_only=True):
     query_adapter: str | None = None
     # "off" (not asked for), the adapter's name, or "not used: <why>" (asked for, file refused).
     query_adapter_state: str = "off"
-
-
-def plan_batches(lengths: Sequence[int], token_budget: int, max_batch: int = MAX_BATCH) -> list[range]:
-    """Cut positions of a longest-first width list into batches of one width whose padded size fits."""
-    batches: list[range] = []
-    start = 0
-    while start < len(lengths):
-        longest = max(int(lengths[start]), 1)
-        size = max(1, min(max_batch, token_budget // longest))
-        stop = start + 1
-        while stop < min(len(lengths), start + size) and lengths[stop] == lengths[start]:
-            stop += 1
-        batches.append(range(start, stop))
-        start = stop
-    return batches
-
-
-def padded_widths(lengths: npt.NDArray[np.int64], window: int) -> npt.NDArray[np.int64]:
-    """Each text's padded width: its length rounded up to PAD_MULTIPLE, at most the window."""
-    rounded = -(-lengths // PAD_MULTIPLE) * PAD_MULTIPLE
-    widths: npt.NDArray[np.int64] = np.maximum(np.minimum(rounded, max(window, 1)), lengths)
-    return widths
 
 
 @dataclass(frozen=True)

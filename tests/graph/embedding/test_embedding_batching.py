@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lensmux.graph.embedding.embedder import Embedder, plan_batches
+from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.inference.batching import plan_batches
 from lensmux.graph.embedding.inference.tokenizer import TextTokenizer
 from lensmux.graph.embedding.model.weights import locate_packaged_model
 

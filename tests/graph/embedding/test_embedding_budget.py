@@ -5,7 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from lensmux.graph.embedding.embedder import DEFAULT_TOKEN_BUDGET, Embedder
+from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.inference.batching import DEFAULT_TOKEN_BUDGET
 from lensmux.graph.embedding.model.store import CachedModel
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lensmux.graph.embedding.embedder import Embedder, padded_widths, plan_batches
+from lensmux.graph.embedding.embedder import Embedder
+from lensmux.graph.embedding.inference.batching import padded_widths, plan_batches
 from lensmux.graph.embedding.model.store import CachedModel
 
 pytestmark = pytest.mark.slow
