@@ -201,6 +201,16 @@ class Adapter:
         """
         return None
 
+    def bind_file_request(self, path: Path) -> tuple[str, dict[str, Any]] | None:
+        """A short request that makes the server parse and bind one workspace file, and keep that work.
+
+        The daemon asks it on its own for each workspace file, one at a time and only in quiet
+        moments (daemon/mux/lifecycle/bind_walk.py), and discards the answer, so that a first
+        cross-file question finds the files ready. None (the default): not a file of this
+        server, or a server that needs no help (clangd's background index).
+        """
+        return None
+
     def forwards_cancel(self, method: str) -> bool:
         """Whether a `$/cancelRequest` for a request of `method` may reach the server."""
         return method not in self.uncancellable

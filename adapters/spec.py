@@ -45,6 +45,11 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Serve pull diagnostics (textDocument/diagnostic) to clients that declare them. Off by default:
     # clangd alone pushes to every tested editor profile, pyright to all but VS Code's.
     pull_diagnostics: bool = False
+    # Ask the server, file by file in quiet moments once it has discovered its workspace, the
+    # adapter's `bind_file_request` (pyright parses and binds each workspace file), so that a
+    # first cross-file question pays only for type evaluation (daemon/mux/lifecycle/bind_walk.py).
+    # Costs the server's memory for the parse trees and binder tables.
+    prebind: bool = True
     # Recycle the server past this resident memory (MiB); None uses `[daemon.memory] server_limit_mb`.
     memory_limit_mb: int | None = None
 

@@ -391,6 +391,7 @@ class Instance:
             "last_exit": self.last_exit.reason if self.last_exit else None,
             "indexing": self.adapter.indexing(),
             "warming": self.warmup.warming,
+            "prebind": self.warmup.bind_walk.status(),
             "failure": self.failure,
             "breaker": self.breaker.status(),
             "cache": self.cache.status(),

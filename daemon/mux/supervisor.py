@@ -24,6 +24,7 @@ from lensmux.daemon.mux import server_routing
 from lensmux.daemon.mux.diagnostics.diagnostics_nudge import nudge_task
 from lensmux.daemon.mux.documents.positions import ANNOUNCED_ENCODING, negotiated_encoding
 from lensmux.daemon.mux.errors import ExitRecord, InstanceError
+from lensmux.daemon.mux.lifecycle.bind_walk import bind_walk_task
 from lensmux.daemon.mux.lifecycle.memory_watch import memory_task
 from lensmux.daemon.mux.lifecycle.process import SpawnFailed
 from lensmux.daemon.mux.lifecycle.server_link import ServerLink
@@ -153,6 +154,7 @@ class Supervisor:
                 tg.start_soon(self._process_exit_task, link)
                 # Each server runs in a session of its own, so its pid is its process group.
                 tg.start_soon(memory_task, inst, link.pid)
+                tg.start_soon(bind_walk_task, inst)
                 try:
                     reason = await self._serve(link, tg)
                 finally:

@@ -72,6 +72,8 @@ class LspSymbolSource:
                 asked = instance.documents.get(uri)
                 version = asked.version if asked is not None and asked.text == text else None
                 result = await instance.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
+                # pyright parsed and bound the file for it and keeps that: the bind walk skips it.
+                instance.warmup.bind_walk.answered(uri)
                 answered = instance.documents.get(uri)
                 # An editor holding the file with other text is what the server answered about.
                 same_text = (

@@ -28,6 +28,8 @@ def render_status(status: dict[str, Any]) -> str:
             lines.append(f"             recycled {inst['recycles']}x for memory")
         if inst.get("indexing"):
             lines.append("             server is still indexing")
+        if inst.get("prebind") not in (None, "off"):
+            lines.append(f"             prebind: {inst['prebind']}")
         if inst.get("last_exit"):
             lines.append(f"             last exit: {inst['last_exit']}")
     lines += ["", "clients:"]

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable
 
 from lensmux.adapters.base import Adapter
+from lensmux.daemon.mux.lifecycle.bind_walk import BindWalk, binds_files
 from lensmux.daemon.mux.lifecycle.discovery import DiscoveryGate
 from lensmux.daemon.mux.requests.cache import ResponseCache
 
@@ -48,6 +49,8 @@ class Warmup:
         self._was_indexing = False
         self._last_progress = clock()
         self.discovery = DiscoveryGate(name, adapter, clock=clock)
+        # The files the daemon asks the server to parse and bind, once discovery ends (bind_walk.py).
+        self.bind_walk = BindWalk(name, adapter.config.prebind and binds_files(adapter))
 
     def restart(self) -> None:
         """A new server process: it knows nothing yet, and nothing the old one said is kept."""
@@ -57,6 +60,7 @@ class Warmup:
         self._last_progress = self._clock()
         self.cache.workspace_changed()
         self.discovery.begin()
+        self.bind_walk.restart()
 
     def folders_changed(self, added: list[str], removed: list[str]) -> None:
         """The server was told of workspace folders added and removed (URIs): it discovers the added ones.
@@ -68,6 +72,7 @@ class Warmup:
             self._warm = False
             self._last_progress = self._clock()
             self.discovery.begin()
+            self.bind_walk.due()
         self.cache.workspace_changed()
 
     def saw_progress(self) -> None:
