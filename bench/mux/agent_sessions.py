@@ -86,6 +86,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--quiet", type=float, default=2.0, help="seconds of silence to the editors = warm")
     parser.add_argument("--skip-own", action="store_true", help="shared sessions only (no baseline)")
+    parser.add_argument(
+        "--prebind",
+        choices=("on", "off"),
+        default="on",
+        help="the daemon's file-by-file parse-and-bind walk of pyright ([servers.pyright] prebind)",
+    )
     add_common_options(parser)
     args = parser.parse_args(argv)
     if args.editors < 1:
@@ -240,7 +246,17 @@ async def _shared(
 
 
 def _instance_summary(instance: dict[str, Any]) -> dict[str, Any]:
-    keep = ("pid", "clients", "memory_mb", "server_processes", "requests_served", "restarts", "warming", "cache")
+    keep = (
+        "pid",
+        "clients",
+        "memory_mb",
+        "server_processes",
+        "requests_served",
+        "restarts",
+        "warming",
+        "prebind",
+        "cache",
+    )
     return {k: instance.get(k) for k in keep}
 
 
@@ -266,7 +282,8 @@ def _project_run(project: AgentProject, args: argparse.Namespace, work: Path) ->
     for n in args.agents:
         if not args.skip_own:
             out["runs"][f"own-{n}"] = anyio.run(_own, project, references, n, args)
-        with bench_daemon(work / f"daemon-{project.name}-{n}", config_text()) as daemon:
+        config = config_text() + ("" if args.prebind == "on" else "\n[servers.pyright]\nprebind = false\n")
+        with bench_daemon(work / f"daemon-{project.name}-{n}", config) as daemon:
             out["runs"][f"shared-{n}"] = anyio.run(_shared, daemon, project, references, n, args)
     return out
 
@@ -287,6 +304,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "memory_interval_s": args.interval,
         "warm_with": args.warm_with,
         "quiet_s": args.quiet,
+        "prebind": args.prebind,
     }
     result["projects"] = {}
     for name in [p.strip() for p in args.projects.split(",") if p.strip()]:
