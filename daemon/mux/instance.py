@@ -83,6 +83,8 @@ class Instance:
         self.restarts = 0
         self.last_exit: ExitRecord | None = None
         self.requests_served = 0
+        # When the daemon last sent the server a notification of its own (a file event, a document it opened).
+        self.notified_at = 0.0
         self.created = time.time()
         self.idle_since: float | None = time.monotonic()
         self.failure: str | None = None
@@ -298,6 +300,9 @@ class Instance:
 
     async def notify_server(self, method: str, params: Any) -> None:
         """Send a notification the daemon built."""
+        # pyright postpones its analysis to 250 ms after any request while one is scheduled: the
+        # bind walk waits for this to be as old as a client's last message (bind_walk.py).
+        self.notified_at = time.monotonic()
         await self.send_to_server(ev.notification(method, ev.encode_value(params)))
 
     async def cancel_at_server(self, server_id: int, method: str, why: str) -> None:

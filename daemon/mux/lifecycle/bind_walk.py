@@ -12,7 +12,11 @@ forwarded (they are internal entries).
 No client waits for work nobody asked: a request goes out only when nothing at all is in flight at
 the server (a client's, the learner's or another of the daemon's own) and no client has sent
 anything for `QUIET_S`; the conditions are looked at again before every file, so a client that
-speaks stops the walk after the one file in flight, and it resumes at the next quiet moment. A
+speaks stops the walk after the one file in flight, and it resumes at the next quiet moment.
+pyright also postpones a scheduled background analysis (an open file's diagnostics) to 250 ms
+after each request it is asked (`recordUserInteractionTime`); those are scheduled when a document
+changes or a file event arrives, so the walk waits `QUIET_S` after the daemon's own
+notifications as well as after a client's messages, and the analysis starts before it resumes. A
 client's question waits behind one file's request at most (tornado: 31 ms at most, 5 ms in the
 median), never behind the whole workspace, as a single workspace-wide request (a `workspace/symbol`
 query) would make it: pyright reads no message while it computes one.
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -167,7 +172,13 @@ async def _until_quiet(inst: Instance) -> None:
     """
     while True:
         # busy(): discovery not ended, or the server still analysing the workspace (warmup.py).
-        if inst.ready and not inst.warmup.busy() and len(inst.pending) == 0 and inst.quiet_for(QUIET_S):
+        if (
+            inst.ready
+            and not inst.warmup.busy()
+            and len(inst.pending) == 0
+            and inst.quiet_for(QUIET_S)
+            and time.monotonic() - inst.notified_at >= QUIET_S
+        ):
             return
         await anyio.sleep(_WAIT_POLL_S)
 
