@@ -144,10 +144,10 @@ class PyrightAdapter(Adapter):
 
         pyright 1.1.414's document-symbol provider calls `program.getParseResults`, which is
         `getBoundSourceFileInfo` (tokenize, parse, bind), on a file nobody opened (its Trace log
-        shows `parsing:` and `binding:` for it), and a later references walk binds none of those
-        files again. It has no foldingRange nor semanticTokens handler. On tornado the files a
-        shared editor had not reached cost 5 ms of wall time each in the median, 31 at most
-        (auth.py); a file pyright does not track is answered empty without parsing.
+        shows `parsing:` and `binding:` for it), and keeps them: with pyright alone on tornado, the
+        novel `utf8` references bound no file after it. It has no foldingRange nor semanticTokens
+        handler. On tornado the files a shared editor had not reached cost 5 ms of wall time each
+        in the median, 31 at most (auth.py).
         """
         if path.suffix not in (".py", ".pyi"):
             return None
