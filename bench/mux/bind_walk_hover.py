@@ -7,7 +7,8 @@ Per pair, one after the other:
   1. shared: a fresh daemon (walk on); an editor initializes tornado's root, opens
      tornado/web.py, waits for pyright's "Found N source files", then polls `lensmux status`
      until the walk reports `k/M files` (it has started and not ended), and sends a hover on
-     `class RequestHandler`; the walk's state is read again once the answer is in;
+     `class RequestHandler`; the walk's state is read again once the answer is in (by another
+     status call: the walk may have resumed meanwhile, 0.3 s after the hover);
   2. alone: `pyright-langserver --stdio` of its own, the same steps, the hover sent as long
      after "Found" as it was in (1).
 Reported per pair: each hover's wall time, the walk's state before and after, and their ratio.

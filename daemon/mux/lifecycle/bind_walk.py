@@ -187,6 +187,7 @@ async def _ask(inst: Instance, method: str, params: dict[str, Any]) -> str | Non
     """Send one file's request and wait for its answer, which is dropped; None, or why the walk must stop."""
     entry = inst.pending.add_internal(method)
     assert entry.done is not None
+    log.debug("%s: bind walk: asking %s (server id %d)", inst.name, method, entry.server_id)
     try:
         await inst.send_to_server(ev.request(entry.server_id, method, ev.encode_value(params)))
     except ServerUnavailable as exc:
