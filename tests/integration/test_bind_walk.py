@@ -75,6 +75,29 @@ async def test_the_walk_binds_a_file_nobody_opened_or_imported(tmp_path: Path) -
         assert "binding 2 workspace files ahead" in daemon.log_text()
 
 
+async def test_a_folder_added_is_walked_too(tmp_path: Path) -> None:
+    root = _project(tmp_path / "proj")
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    (extra / "faraway.py").write_text("def far() -> int:\n    return 2\n")
+    with running_daemon(tmp_path / "d", TRACE) as daemon:
+        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
+            await editor.initialize(root)
+            await editor.open(root / "main.py", "python")
+            await _discovered(editor)
+            wait_until(lambda: _walk_state(daemon) == "done", what="bind walk of the root done")
+            folder = {"uri": extra.as_uri(), "name": extra.name}
+            await editor.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [folder], "removed": []}})
+            with anyio.fail_after(60):
+                while _bound(editor, "faraway.py") is None:
+                    await anyio.sleep(0.05)
+            wait_until(lambda: _walk_state(daemon) == "done", what="bind walk of the folder done")
+        # The root's files were bound already: the second walk asked the new folder's file alone.
+        log = daemon.log_text()
+        assert "binding 3 workspace files ahead" in log
+        assert log.count("bind walk: asking") == 3
+
+
 async def test_the_walk_asks_nothing_when_off_by_config(tmp_path: Path) -> None:
     root = _project(tmp_path / "proj")
     with running_daemon(tmp_path / "d", TRACE + OFF) as daemon:
