@@ -46,23 +46,23 @@ log = logging.getLogger(__name__)
 QUIET_S = 0.3
 # How often the conditions are looked at while a client is busy.
 _WAIT_POLL_S = 0.05
-# Folders no language server analyses as sources: hidden ones, dependencies, caches. A folder
-# holding `pyvenv.cfg` is a virtual environment (pyright leaves those out as well).
+# Folders no language server analyses as sources, as pyright 1.1.414 auto-excludes them: hidden
+# ones, dependencies, caches, editable-install shims, and virtual environments, known by what
+# they hold (its SourceEnumerator's markers).
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
+_VENV_MARKERS = (("bin", "activate"), ("Scripts", "activate"), ("pyvenv.cfg",), ("conda-meta",))
 
 
 class BindWalk:
     """How far one instance's server is through binding its workspace files (`lensmux status`)."""
 
-    def __init__(self, name: str, enabled: bool) -> None:
-        self.name = name
+    def __init__(self, enabled: bool) -> None:
         self.enabled = enabled
         # Created on first wait: built before any event loop runs in unit tests.
         self._due_event: anyio.Event | None = None
         self._due = False
         # URIs this server process has parsed and bound for the walk or for the index run.
         self.bound: set[str] = set()
-        self.total = 0
         self.state = "pending" if enabled else "off"
 
     def restart(self) -> None:
@@ -107,13 +107,16 @@ def workspace_files(roots: list[Path]) -> list[Path]:
     found: set[Path] = set()
     for root in roots:
         for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(
-                d
-                for d in dirs
-                if not d.startswith(".") and d not in _SKIPPED_DIRS and not (Path(folder) / d / "pyvenv.cfg").exists()
-            )
+            dirs[:] = sorted(d for d in dirs if not _skipped(Path(folder) / d))
             found.update(Path(folder) / f for f in files if not f.startswith("."))
     return sorted(found)
+
+
+def _skipped(folder: Path) -> bool:
+    name = folder.name
+    if name.startswith(".") or name.startswith("__editable__.") or name in _SKIPPED_DIRS:
+        return True
+    return any(folder.joinpath(*marker).exists() for marker in _VENV_MARKERS)
 
 
 def _roots(inst: Instance) -> list[Path]:

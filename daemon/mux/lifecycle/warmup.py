@@ -50,7 +50,7 @@ class Warmup:
         self._last_progress = clock()
         self.discovery = DiscoveryGate(name, adapter, clock=clock)
         # The files the daemon asks the server to parse and bind, once discovery ends (bind_walk.py).
-        self.bind_walk = BindWalk(name, adapter.config.prebind and binds_files(adapter))
+        self.bind_walk = BindWalk(adapter.config.prebind and binds_files(adapter))
 
     def restart(self) -> None:
         """A new server process: it knows nothing yet, and nothing the old one said is kept."""

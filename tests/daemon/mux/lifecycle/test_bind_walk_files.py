@@ -15,10 +15,20 @@ pytestmark = pytest.mark.anyio
 
 
 def test_hidden_dependency_cache_and_virtualenv_folders_are_left_out(tmp_path: Path) -> None:
-    for rel in ("pkg/a.py", "pkg/sub/b.pyi", ".git/c.py", "node_modules/d.py", "pkg/__pycache__/e.py", "env/f.py"):
+    for rel in (
+        "pkg/a.py",
+        "pkg/sub/b.pyi",
+        ".git/c.py",
+        "node_modules/d.py",
+        "pkg/__pycache__/e.py",
+        "env/f.py",
+        "conda/g.py",
+        "__editable__.pkg-1.0/h.py",
+    ):
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text("x = 1\n")
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / "conda" / "conda-meta").mkdir()
     found = [p.relative_to(tmp_path).as_posix() for p in workspace_files([tmp_path])]
     assert found == ["pkg/a.py", "pkg/sub/b.pyi"]
 
@@ -35,7 +45,7 @@ def test_pyright_binds_python_files_and_clangd_none(tmp_path: Path) -> None:
 
 
 async def test_a_new_process_binds_again_and_a_folder_added_keeps_what_is_bound() -> None:
-    walk = BindWalk("pyright@test", enabled=True)
+    walk = BindWalk(enabled=True)
     walk.restart()
     with anyio.fail_after(1):
         await walk.wait_due()
@@ -47,6 +57,6 @@ async def test_a_new_process_binds_again_and_a_folder_added_keeps_what_is_bound(
 
 
 def test_off_by_config_is_never_due() -> None:
-    walk = BindWalk("pyright@test", enabled=False)
+    walk = BindWalk(enabled=False)
     walk.restart()
     assert not walk.is_due and walk.status() == "off"
