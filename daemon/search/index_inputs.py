@@ -98,7 +98,7 @@ class LspSymbolSource:
             and self._cache is not None
             and same_text
             and not flat
-            and key == self._key_now(instance, path, text)
+            and key == await self._key_now(instance, path, text)
         ):
             await anyio.to_thread.run_sync(self._cache.put, key, answer)
         return answer
@@ -111,16 +111,36 @@ class LspSymbolSource:
             return None
         # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright.py).
         await instance.warmup.discovery.wait("textDocument/documentSymbol")
-        return self._key_now(instance, path, text)
+        return await self._key_now(instance, path, text)
 
     @staticmethod
-    def _key_now(instance: Instance, path: Path, text: str) -> bytes | None:
-        environment = instance.adapter.symbols_by_text(path, text)
+    async def _key_now(instance: Instance, path: Path, text: str) -> bytes | None:
+        adapter = instance.adapter
+        await anyio.to_thread.run_sync(adapter.refresh_symbols_by_text, instance.key.root)
+        if adapter.symbols_read_open_documents:
+            uri = path.as_uri()
+            others = [(d.uri, d.text) for d in instance.documents.all() if d.uri != uri and d.pristine_epoch is None]
+            unsaved: bool = bool(others) and await anyio.to_thread.run_sync(_unsaved, others)
+            if unsaved:
+                return None
+        environment = adapter.symbols_by_text(path, text)
         if environment is None:
             return None
         digest = hashlib.sha256(environment.encode())
         digest.update(hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest())
         return digest.digest()
+
+
+def _unsaved(documents: list[tuple[str, str]]) -> bool:
+    """Whether any of these open documents (URI, text) holds text the disk does not."""
+    for uri, text in documents:
+        path = uri_to_path(uri)
+        try:
+            if path is None or path.read_text(encoding="utf-8") != text:
+                return True
+        except (OSError, UnicodeDecodeError):
+            return True
+    return False
 
 
 def focus_param(value: Any) -> Path | None:

@@ -1,0 +1,217 @@
+"""What clangd's documentSymbol answer for a file is a function of, beside its text: the symbol cache's key.
+
+The answer is the file's AST (names, kinds, `detail` as written, ranges in the file; seen with
+clangd 22.1.1: no path or URI of the root in it, the same for 121 C files and headers of
+libyaml and brotli copied into two roots). That AST depends on:
+
+- clangd itself: its `--version` line and the launch fingerprint (arguments, environment,
+  initialization options), and the include path variables clang reads (`CPATH`, ...);
+- the file's compile command (clangd_flags.py: root replaced by a placeholder; none when a
+  path leaves the root by a relative path, or for a response file), and the file's path
+  relative to the root (the fallback command runs in the file's directory, a database's
+  command for a file it does not list is interpolated from its path);
+- the configuration that applies: every `.clangd` of the root above the file and the user's
+  `clangd/config.yaml`, as text (none when one can match paths or names another database, or a
+  `.clangd` or flags file lies above the root: it would apply to one root by its location);
+- every file of the root it could include: the root's header epoch (clangd_epoch.py).
+
+None of these is reported by clangd, so each is read from the disk, rechecked by stat before
+each key: `refresh` runs in a worker thread before `key`, once before the request and once
+after the answer (an answer is stored only if the key did not move meanwhile).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import msgspec
+
+from lensmux.adapters.clangd.clangd_epoch import HEADER_SUFFIXES, Epoch, EpochKeeper, EscapingLink
+from lensmux.adapters.clangd.clangd_flags import (
+    DATABASE,
+    FLAGS_FILE,
+    Command,
+    NoKey,
+    database_commands,
+    flags_file_command,
+    placeholder,
+)
+
+log = logging.getLogger(__name__)
+
+# Environment variables clang reads include directories from.
+INCLUDE_ENV = ("CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "OBJCPLUS_INCLUDE_PATH")
+# Configuration that makes a file's flags depend on its location or on another database.
+_LOCATED_CONFIG = ("PathMatch", "PathExclude", "CompilationDatabase")
+_OUTSIDE_CONFIG = (".clangd", DATABASE, f"build/{DATABASE}", FLAGS_FILE)
+
+
+class ClangdSymbolKeys:
+    """The key of one clangd instance's documentSymbol answers, by file and text."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keepers: dict[Path, EpochKeeper] = {}
+        self._versions: dict[tuple[str, int], str | None] = {}
+        self._databases: dict[tuple[str, str], dict[str, list[Command]] | NoKey] = {}
+        # As of the last refresh: (root, epoch, what applies to every file) or None when nothing can be keyed.
+        self._state: tuple[Path, Epoch, dict[str, object]] | None = None
+
+    def refresh(self, root: Path, binary: str, environment: dict[str, str], args: list[str]) -> None:
+        """Check (and recompute where a stat moved) what keys depend on; blocking, for a worker thread."""
+        with self._lock:
+            try:
+                self._state = self._refreshed(root, binary, environment, args)
+            except (NoKey, EscapingLink, OSError) as exc:
+                log.debug("clangd symbols of %s are not kept by text: %s", root, exc)
+                self._state = None
+
+    def _refreshed(
+        self, root: Path, binary: str, environment: dict[str, str], args: list[str]
+    ) -> tuple[Path, Epoch, dict[str, object]]:
+        if any(arg.lstrip("-").startswith("compile-commands-dir") for arg in args):
+            raise NoKey("--compile-commands-dir names a database outside the root")
+        for ancestor in root.parents:
+            for name in _OUTSIDE_CONFIG:
+                if (ancestor / name).exists():
+                    raise NoKey(f"{ancestor / name} applies from above the root")
+        includes = {}
+        for name in INCLUDE_ENV:
+            value = environment.get(name)
+            if value is not None:
+                if any(part and not os.path.isabs(part) for part in value.split(os.pathsep)):
+                    raise NoKey(f"{name} has a relative directory")
+                includes[name] = value
+        keeper = self._keepers.get(root)
+        if keeper is None:
+            keeper = self._keepers[root] = EpochKeeper(root)
+        epoch = keeper.current()
+        common: dict[str, object] = {
+            "server": "clangd",
+            "version": self._version(binary),
+            "include_env": includes,
+            "user_config": _user_config(environment),
+        }
+        return root, epoch, common
+
+    def key(self, path: Path, text: str) -> str | None:
+        """The key for `path` as of the last refresh; None when its answer depends on more than it can name."""
+        del text  # the symbol source adds the text's sha256
+        with self._lock:
+            state = self._state
+            if state is None:
+                return None
+            root, epoch, common = state
+            if not path.is_relative_to(root):
+                return None
+            rel = path.relative_to(root).as_posix()
+            try:
+                flags = self._flags(root, rel, epoch)
+                configs = _clangd_configs(root, rel, epoch)
+            except NoKey as exc:
+                log.debug("clangd symbols of %s are not kept by text: %s", rel, exc)
+                return None
+        key = {**common, "file": rel, "flags": flags, "configs": configs, "epoch": epoch.digest}
+        return hashlib.sha256(msgspec.json.encode(key, order="sorted")).hexdigest()
+
+    def _flags(self, root: Path, rel: str, epoch: Epoch) -> object:
+        """The command clangd takes for the file: its database's entries, the interpolation's inputs, or flags."""
+        parts = rel.split("/")[:-1]
+        for depth in range(len(parts), -1, -1):
+            here = "/".join(parts[:depth])
+            prefix = f"{here}/" if here else ""
+            found = [n for n in (DATABASE, f"build/{DATABASE}", FLAGS_FILE) if prefix + n in epoch.configs]
+            if not found:
+                continue
+            chosen: list[object] = []
+            for name in found:
+                where = prefix + name
+                if name == FLAGS_FILE:
+                    chosen.append((where, _checked([flags_file_command(root / where, root)])))
+                    continue
+                commands = self._database(root, where, epoch.configs[where])
+                own = commands.get(os.path.normpath(root / rel))
+                if own is not None:
+                    chosen.append((where, _checked(own)))
+                else:
+                    # Interpolated from the database's other entries, by path: all of them count.
+                    every = {placeholder(f, root): _checked(c) for f, c in commands.items()}
+                    chosen.append((where, "interpolated", every))
+            return chosen
+        return "fallback"
+
+    def _database(self, root: Path, where: str, sha256: str) -> dict[str, list[Command]]:
+        cached = self._databases.get((str(root / where), sha256))
+        if cached is None:
+            try:
+                cached = database_commands(root / where, root)
+            except NoKey as exc:
+                cached = exc
+            self._databases[(str(root / where), sha256)] = cached
+        if isinstance(cached, NoKey):
+            raise cached
+        return cached
+
+    def _version(self, binary: str) -> str | None:
+        try:
+            stamp = (binary, os.stat(binary).st_mtime_ns)
+        except OSError as exc:
+            raise NoKey(f"{binary}: {exc}") from exc
+        if stamp not in self._versions:
+            try:
+                done = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=30, check=True)
+                self._versions[stamp] = done.stdout.strip()
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise NoKey(f"{binary} --version: {exc}") from exc
+        version = self._versions[stamp]
+        if not version:
+            raise NoKey(f"{binary} --version said nothing")
+        return version
+
+
+def _checked(commands: list[Command]) -> list[object]:
+    """Commands as key material; a forced include of the root that the epoch may not cover has no key."""
+    for command in commands:
+        for target in command.forced:
+            if Path(target).suffix.lower() not in HEADER_SUFFIXES:
+                raise NoKey(f"forced include {target} is not a header the epoch covers")
+    return [[c.directory, list(c.arguments)] for c in commands]
+
+
+def _clangd_configs(root: Path, rel: str, epoch: Epoch) -> list[object]:
+    """Every `.clangd` of the root above the file, outermost first, by text (root replaced)."""
+    parts = rel.split("/")[:-1]
+    found: list[object] = []
+    for depth in range(len(parts) + 1):
+        here = "/".join(parts[:depth])
+        where = f"{here}/.clangd" if here else ".clangd"
+        if where not in epoch.configs:
+            continue
+        try:
+            text = (root / where).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise NoKey(f"{where}: {exc}") from exc
+        if any(word in text for word in _LOCATED_CONFIG) or ".." in text:
+            raise NoKey(f"{where} matches paths, names a database or a path out of its directory")
+        found.append([here, placeholder(text, root)])
+    return found
+
+
+def _user_config(environment: dict[str, str]) -> str | None:
+    """The user's clangd/config.yaml as text (None without one); NoKey when it matches paths."""
+    base = environment.get("XDG_CONFIG_HOME") or os.path.join(environment.get("HOME", "~"), ".config")
+    path = Path(base) / "clangd" / "config.yaml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NoKey(f"{path}: {exc}") from exc
+    if any(word in text for word in _LOCATED_CONFIG):
+        raise NoKey(f"{path} matches paths or names a database")
+    return text

@@ -1,0 +1,110 @@
+"""Issue 23: clangd's documentSymbol answers kept by text where their key says they are the same.
+
+One daemon, real clangd, a small C project (a header whose macro names a function, a
+compile_flags.txt with a -D the source uses for a name) indexed in a first root, then:
+a copy (identical rows, clangd not asked), a copy with the header's macro changed (asked
+again: the name changes), a copy with the -D changed (asked again) and two roots whose flags
+name an include directory out of the root by a relative path, another directory from each
+(no key: both asked, each answer its own). The
+daemon logs every documentSymbol it sends (`documentSymbol of NAME answered`, debug level,
+which test daemons run at).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+
+from lensmux.graph.index.location import root_slug
+
+pytestmark = [pytest.mark.slow]
+
+HEADER = "#ifndef SHAPES_H\n#define SHAPES_H\n#define NAMED(x) shape_##x\nint NAMED(area)(int w, int h);\n#endif\n"
+SOURCE = (
+    '#include "shapes.h"\n\n'
+    "struct box { int w; int h; };\n\n"
+    "int NAMED(area)(int w, int h) { return w * h; }\n\n"
+    "int FLAVOUR(struct box *b) { return shape_area(b->w, b->h); }\n"
+)
+MAIN = '#include "shapes.h"\n\nint main(void) { return shape_area(2, 3); }\n'
+FLAGS = "-std=c11\n-Iinclude\n-DFLAVOUR=box_area\n"
+
+
+def _project(root: Path, flags: str = FLAGS, header: str = HEADER) -> Path:
+    (root / "include").mkdir(parents=True)
+    (root / "src").mkdir()
+    (root / "include" / "shapes.h").write_text(header)
+    (root / "src" / "shapes.c").write_text(SOURCE)
+    (root / "src" / "main.c").write_text(MAIN)
+    (root / "compile_flags.txt").write_text(flags)
+    return root
+
+
+def _index(daemon: DaemonProc, root: Path) -> None:
+    done = subprocess.run(
+        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait"],
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def _asked(daemon: DaemonProc, name: str) -> int:
+    return daemon.log_text().count(f"documentSymbol of {name} answered")
+
+
+def _symbols(daemon: DaemonProc, root: Path, rel: str) -> list[tuple[object, ...]]:
+    db = Path(daemon.env["XDG_STATE_HOME"]) / "lensmux" / "roots" / root_slug(root) / "index.sqlite"
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        rows = conn.execute(
+            "SELECT s.name, s.kind, s.detail, s.container, s.depth, s.start_line, s.start_char,"
+            " s.end_line, s.end_char, s.sel_start_line FROM symbols s JOIN files f ON f.id = s.file_id"
+            " WHERE f.path = ? ORDER BY s.id",
+            (rel,),
+        ).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def test_clangd_answers_are_reused_only_where_their_key_holds(tmp_path: Path) -> None:
+    first = _project(tmp_path / "first")
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    header = _project(tmp_path / "header", header=HEADER.replace("shape_##x", "figure_##x"))
+    define = _project(tmp_path / "define", flags=FLAGS.replace("box_area", "box_surface"))
+    # Two roots whose flags name ../outside first: a different directory for each, with its own shapes.h.
+    escaping = []
+    for side in ("alpha", "beta"):
+        (tmp_path / side / "outside").mkdir(parents=True)
+        (tmp_path / side / "outside" / "shapes.h").write_text(HEADER.replace("shape_##x", f"{side}_##x"))
+        escaping.append(_project(tmp_path / side / "root", flags="-I../outside\n" + FLAGS))
+    with running_daemon(tmp_path / "d") as daemon:
+        _index(daemon, first)
+        assert _asked(daemon, "shapes.c") == 1 and _asked(daemon, "main.c") == 1
+        _index(daemon, copy)
+        # The copy: every C file and the header from the cache.
+        assert (_asked(daemon, "shapes.c"), _asked(daemon, "main.c"), _asked(daemon, "shapes.h")) == (1, 1, 1)
+        rows = [_symbols(daemon, root, "src/shapes.c") for root in (first, copy)]
+        _index(daemon, header)
+        assert _asked(daemon, "shapes.c") == 2 and _asked(daemon, "main.c") == 2, "a header differs"
+        renamed = {row[0] for row in _symbols(daemon, header, "src/shapes.c")}
+        _index(daemon, define)
+        assert _asked(daemon, "shapes.c") == 3 and _asked(daemon, "main.c") == 3, "a -D differs"
+        redefined = {row[0] for row in _symbols(daemon, define, "src/shapes.c")}
+        for root in escaping:
+            _index(daemon, root)
+        assert _asked(daemon, "shapes.c") == 5, "an include directory out of the root has no key"
+        escaped = [{row[0] for row in _symbols(daemon, root, "src/shapes.c")} for root in escaping]
+        cache = daemon.status()["index"]["symbol_cache"]
+    assert rows[0] and rows[0] == rows[1]
+    assert {"box", "shape_area", "box_area"} <= {row[0] for row in rows[0]}
+    assert "figure_area" in renamed and "box_surface" in redefined
+    assert "alpha_area" in escaped[0] and "beta_area" in escaped[1]
+    assert cache["hits"] >= 3
