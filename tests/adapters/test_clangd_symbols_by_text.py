@@ -1,0 +1,116 @@
+"""clangd's symbol cache key (adapters/clangd/clangd_symbols.py): the same for a copy, moved by what the AST reads.
+
+No clangd process: the key is computed from the disk and `clangd --version` (the installed binary).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.spec import ServerConfig
+
+SOURCE = '#include "util.h"\nint twice(int x) { return 2 * x; }\n'
+
+
+def _project(root: Path) -> Path:
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "util.h").write_text("#define LIMIT 3\n")
+    (root / "src" / "main.c").write_text(SOURCE)
+    (root / "README.txt").write_text("notes\n")
+    return root
+
+
+def _key(root: Path, rel: str = "src/main.c") -> str | None:
+    adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))
+    adapter.refresh_symbols_by_text(root)
+    return adapter.symbols_by_text(root / rel, SOURCE)
+
+
+@pytest.fixture
+def pair(tmp_path: Path) -> tuple[Path, Path]:
+    first = _project(tmp_path / "one" / "first")
+    second = tmp_path / "two" / "second"
+    shutil.copytree(first, second)
+    return first, second
+
+
+def test_a_copy_has_the_same_key_and_a_changed_header_another(pair: tuple[Path, Path]) -> None:
+    first, second = pair
+    assert _key(first) is not None and _key(first) == _key(second)
+    (second / "README.txt").write_text("other notes\n")
+    assert _key(first) == _key(second), "a file nothing can include"
+    (second / "src" / "util.h").write_text("#define LIMIT 4\n")
+    assert _key(first) != _key(second)
+
+
+def test_included_suffixes_and_computed_includes_join_the_epoch(pair: tuple[Path, Path]) -> None:
+    first, second = pair
+    for root in pair:
+        (root / "src" / "table.txt").write_text("1, 2, 3\n")
+        (root / "src" / "main.c").write_text(SOURCE + 'int t[] = {\n#include "table.txt"\n};\n')
+    (second / "src" / "table.txt").write_text("1, 2\n")
+    assert _key(first) != _key(second), "a .txt file is included"
+    for root in pair:
+        (root / "src" / "table.txt").write_text("1, 2, 3\n")
+        (root / "src" / "main.c").write_text("#define H <config>\n#include H\n")
+        (root / "src" / "config").write_text("#define A 1\n")
+    assert _key(first) == _key(second)
+    (second / "README.txt").write_text("other notes\n")
+    assert _key(first) != _key(second), "after a computed include, every file counts"
+
+
+def test_the_epoch_follows_an_edit_after_the_last_refresh(tmp_path: Path) -> None:
+    root = _project(tmp_path / "root")
+    adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))
+    adapter.refresh_symbols_by_text(root)
+    before = adapter.symbols_by_text(root / "src" / "main.c", SOURCE)
+    (root / "src" / "util.h").write_text("#define LIMIT 5\n")
+    (root / "src" / "new.h").write_text("")
+    adapter.refresh_symbols_by_text(root)
+    assert adapter.symbols_by_text(root / "src" / "main.c", SOURCE) not in (None, before)
+
+
+def test_flags_count_with_the_root_replaced(pair: tuple[Path, Path]) -> None:
+    first, second = pair
+    for root in pair:
+        entry = {"directory": str(root), "file": "src/main.c", "arguments": ["cc", f"-I{root}/src", "-DA=1", "-c"]}
+        (root / "compile_commands.json").write_text(json.dumps([entry]))
+    assert _key(first) is not None and _key(first) == _key(second)
+    assert _key(first, "src/util.h") == _key(second, "src/util.h"), "interpolated from the same database"
+    text = (second / "compile_commands.json").read_text()
+    (second / "compile_commands.json").write_text(text.replace("-DA=1", "-DA=2"))
+    assert _key(first) != _key(second)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    ["-I../outside", "-I\n../outside", "-isystem../outside", "-include\n../outside/x.h", "@flags.rsp", "--sysroot=.."],
+)
+def test_a_path_out_of_the_root_by_a_relative_path_has_no_key(tmp_path: Path, flags: str) -> None:
+    root = _project(tmp_path / "root")
+    (root / "compile_flags.txt").write_text(f"-DA=1\n{flags}\n")
+    assert _key(root) is None
+
+
+def test_an_absolute_path_out_of_the_root_keeps_the_key(tmp_path: Path) -> None:
+    root = _project(tmp_path / "root")
+    (root / "compile_flags.txt").write_text(f"-I{tmp_path}\n")
+    assert _key(root) is not None
+
+
+def test_escaping_links_and_configuration_above_the_root_have_no_key(tmp_path: Path) -> None:
+    root = _project(tmp_path / "a" / "root")
+    os.symlink("../../elsewhere", root / "src" / "linked")
+    assert _key(root) is None
+    other = _project(tmp_path / "b" / "root")
+    (tmp_path / "b" / ".clangd").write_text("CompileFlags:\n  Add: [-DB=1]\n")
+    assert _key(other) is None
+    third = _project(tmp_path / "c" / "root")
+    (third / ".clangd").write_text("If:\n  PathMatch: src/.*\nCompileFlags:\n  Add: [-DB=1]\n")
+    assert _key(third) is None
