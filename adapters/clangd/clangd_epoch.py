@@ -8,16 +8,22 @@ and of no other). Which headers a file includes is what clangd would have to say
 not, so the epoch covers every file of the root a file could include:
 
 - every file with a header's suffix (HEADER_SUFFIXES),
-- every file with a suffix some C-family file of the root names in an `#include`, `#import`,
-  `#include_next`, `#embed` or `__has_include` (`#include "tables.inc"`, `#include <vector>`
-  brings in the files without a suffix), read again in every file so covered,
+- every file with a suffix some C-family file of the root names in an `#include "..."`,
+  `#import`, `#embed` or `__has_include` (`#include "tables.inc"`), read again in every file
+  so covered; `<...>` (and `#include_next`) count only where an include directory can lie in
+  the root: when the root holds a flags or configuration file, or one applies from outside
+  it (the user's, the include path variables); with clangd's fallback flags only the
+  system's directories are searched (`#include <cstdlib>` does not bring in every file
+  without a suffix),
 - every file at all once one of them includes through a macro (`#include FT_CONFIG_H`),
 
 as (path relative to the root, sha256 of its bytes), found by its own walk of the root: the
 indexer's walk leaves out what clangd still reads (ignored generated headers, `vendor/` and
 `third_party/`, files over the size cap), and it hashes in its own order, after the files
 that need the epoch. Only `.git` and clangd's own `.cache/clangd` are not walked. A symlink
-that leaves the root by a relative path names another file from each root: no epoch.
+that leaves the root by a relative path names another file from each root, so does an include
+whose `..` leaves the root from its file's directory, or one with `..` that may be searched
+in an include directory: no epoch (Escape).
 
 A worktree at the same commit has the same epoch; any such file that differs makes every
 C/C++ file ask clangd again (correct, only slower). Checking that an epoch still holds costs
@@ -41,16 +47,16 @@ SOURCE_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".m", "
 CONFIG_NAMES = frozenset({".clangd", "compile_commands.json", "compile_flags.txt"})
 _SKIPPED = (".git", ".cache/clangd")
 _INCLUDE = re.compile(
-    rb'^[ \t]*#[ \t]*(?:include|include_next|import|embed)[ \t]*([<"])([^>"\n]*)[>"]'
-    rb'|__has_include(?:_next)?\s*\(\s*[<"]([^>"\n]*)[>"]',
+    rb'^[ \t]*#[ \t]*(include|include_next|import|embed)[ \t]*([<"])([^>"\n]*)[>"]'
+    rb'|__has_include(?:_next)?\s*\(\s*([<"])([^>"\n]*)[>"]',
     re.MULTILINE,
 )
 _COMPUTED = re.compile(rb"^[ \t]*#[ \t]*(?:include|include_next|import|embed)[ \t]*[A-Za-z_]", re.MULTILINE)
 ALL = "*"  # in a suffix set: every file
 
 
-class EscapingLink(Exception):
-    """A symlink in the root leaves it by a relative path."""
+class Escape(Exception):
+    """A symlink or an include of the root may leave it by a relative path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +73,9 @@ class Stamp:
 class _Read:
     stamp: Stamp
     sha256: str
-    includes: frozenset[str]  # suffixes this file's includes name; ALL for a computed include
+    quoted: tuple[str, ...]  # targets of `#include "..."`, `__has_include("...")`
+    angled: tuple[str, ...]  # targets of `#include <...>`, and of `#include_next` either way
+    computed: bool  # an include through a macro
 
 
 @dataclass(slots=True)
@@ -78,6 +86,7 @@ class Epoch:
     dirs: dict[str, int] = field(default_factory=dict)  # rel dir -> mtime_ns
     files: dict[str, Stamp] = field(default_factory=dict)  # every file read
     configs: dict[str, str] = field(default_factory=dict)  # rel path of a flag/config file -> sha256
+    angled_from_outside: bool = False
 
 
 class EpochKeeper:
@@ -85,12 +94,16 @@ class EpochKeeper:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        # An include directory may lie in the root whatever the root holds (user configuration,
+        # include path variables): `<...>` includes count.
+        self.angled_from_outside = False
         self._epoch: Epoch | None = None
         self._reads: dict[str, _Read] = {}
 
     def current(self) -> Epoch:
-        """The epoch as the root is now (EscapingLink when a symlink leaves it)."""
-        if self._epoch is None or not self._holds(self._epoch):
+        """The epoch as the root is now (Escape when a symlink or an include may leave it)."""
+        epoch = self._epoch
+        if epoch is None or epoch.angled_from_outside != self.angled_from_outside or not self._holds(epoch):
             self._epoch = self._compute()
         return self._epoch
 
@@ -119,6 +132,8 @@ class EpochKeeper:
             return reads[rel]
 
         suffixes = set(HEADER_SUFFIXES)
+        present = set(names)
+        angled = self.angled_from_outside or any(r.rsplit("/", 1)[-1] in CONFIG_NAMES for r in names)
         # Sources name the suffixes they include; a file of a newly named suffix may name more.
         scanned: set[str] = set()
         while True:
@@ -129,7 +144,7 @@ class EpochKeeper:
                 scanned.add(rel)
                 got = read(rel)
                 if got is not None:
-                    suffixes |= got.includes
+                    suffixes |= _included(rel, got, present, angled=angled)
         covered = sorted(r for r in names if _covered(r, suffixes))
         digest = hashlib.sha256()
         for rel in covered:
@@ -142,7 +157,8 @@ class EpochKeeper:
             if rel.rsplit("/", 1)[-1] in CONFIG_NAMES and (got := read(rel)) is not None:
                 configs[rel] = got.sha256
         self._reads = reads
-        return Epoch(digest.hexdigest(), dirs, {rel: got.stamp for rel, got in reads.items()}, configs)
+        stamps = {rel: got.stamp for rel, got in reads.items()}
+        return Epoch(digest.hexdigest(), dirs, stamps, configs, self.angled_from_outside)
 
     def _walk(self, rel_dir: str, dirs: dict[str, int], names: list[str], links: list[str]) -> None:
         directory = self.root / rel_dir if rel_dir else self.root
@@ -156,7 +172,7 @@ class EpochKeeper:
                     target = os.readlink(entry.path)
                     resolved = Path(os.path.normpath(os.path.join(directory, target)))
                     if not os.path.isabs(target) and not resolved.is_relative_to(self.root):
-                        raise EscapingLink(f"{rel} -> {target}")
+                        raise Escape(f"{rel} -> {target}")
                     links.append(f"{rel} -> {target}")
                     if entry.is_file():
                         names.append(rel)
@@ -178,11 +194,35 @@ class EpochKeeper:
         except OSError:
             return None
         # Any file read may be included, and then what it includes is read too.
-        includes: set[str] = {ALL} if _COMPUTED.search(data) else set()
+        quoted: list[str] = []
+        angled: list[str] = []
         for match in _INCLUDE.finditer(data):
-            target = (match.group(2) or match.group(3) or b"").decode("utf-8", "surrogateescape")
-            includes.add(_suffix(target))
-        return _Read(stamp, hashlib.sha256(data).hexdigest(), frozenset(includes))
+            target = (match.group(3) or match.group(5) or b"").decode("utf-8", "surrogateescape")
+            if (match.group(2) or match.group(4)) == b'"' and match.group(1) != b"include_next":
+                quoted.append(target)
+            else:
+                angled.append(target)
+        computed = _COMPUTED.search(data) is not None
+        return _Read(stamp, hashlib.sha256(data).hexdigest(), tuple(quoted), tuple(angled), computed)
+
+
+def _included(rel: str, read: _Read, present: set[str], *, angled: bool) -> set[str]:
+    """The suffixes a file's includes can reach in the root (ALL after a computed one); Escape if one may leave it."""
+    found = {ALL} if read.computed else set()
+    here = rel.rsplit("/", 1)[0] if "/" in rel else ""
+    for target in read.quoted:
+        found.add(_suffix(target))
+        if ".." in target.split("/"):
+            resolved = os.path.normpath(os.path.join(here, target))
+            # Found beside its file, or searched in include directories, where `..` may leave the root.
+            if resolved.startswith("..") or (angled and resolved not in present):
+                raise Escape(f'{rel}: #include "{target}"')
+    if angled:
+        for target in read.angled:
+            found.add(_suffix(target))
+            if ".." in target.split("/"):
+                raise Escape(f"{rel}: #include <{target}>")
+    return found
 
 
 def _covered(rel: str, suffixes: set[str]) -> bool:

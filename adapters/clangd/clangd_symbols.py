@@ -31,7 +31,7 @@ from pathlib import Path
 
 import msgspec
 
-from lensmux.adapters.clangd.clangd_epoch import HEADER_SUFFIXES, Epoch, EpochKeeper, EscapingLink
+from lensmux.adapters.clangd.clangd_epoch import HEADER_SUFFIXES, Epoch, EpochKeeper, Escape
 from lensmux.adapters.clangd.clangd_flags import (
     DATABASE,
     FLAGS_FILE,
@@ -67,7 +67,7 @@ class ClangdSymbolKeys:
         with self._lock:
             try:
                 self._state = self._refreshed(root, binary, environment, args)
-            except (NoKey, EscapingLink, OSError) as exc:
+            except (NoKey, Escape, OSError) as exc:
                 log.debug("clangd symbols of %s are not kept by text: %s", root, exc)
                 self._state = None
 
@@ -90,12 +90,15 @@ class ClangdSymbolKeys:
         keeper = self._keepers.get(root)
         if keeper is None:
             keeper = self._keepers[root] = EpochKeeper(root)
+        user_config = _user_config(environment)
+        # An include directory these name may lie in the root: `<...>` includes count in the epoch.
+        keeper.angled_from_outside = bool(includes) or user_config is not None
         epoch = keeper.current()
         common: dict[str, object] = {
             "server": "clangd",
             "version": self._version(binary),
             "include_env": includes,
-            "user_config": _user_config(environment),
+            "user_config": user_config,
         }
         return root, epoch, common
 

@@ -46,8 +46,8 @@ class LspSymbolSource:
     """documentSymbol through the daemon's instance for the file's language, or the user's symbol cache.
 
     Where the server's adapter names what its answer depends on beside the text
-    (`Adapter.symbols_by_text`: pyright), an answer some root already got for the same text
-    is taken from the cache (graph/index/builder/caches/symbol_cache.py) and the server is not asked.
+    (`Adapter.symbols_by_text`: pyright, clangd), an answer some root already got for the same
+    text is taken from the cache (graph/index/builder/caches/symbol_cache.py) and the server is not asked.
     """
 
     def __init__(self, internal: InternalClient, root: Path, cache: SymbolCache | None = None) -> None:

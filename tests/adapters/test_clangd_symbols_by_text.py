@@ -114,3 +114,23 @@ def test_escaping_links_and_configuration_above_the_root_have_no_key(tmp_path: P
     third = _project(tmp_path / "c" / "root")
     (third / ".clangd").write_text("If:\n  PathMatch: src/.*\nCompileFlags:\n  Add: [-DB=1]\n")
     assert _key(third) is None
+
+
+def test_angled_includes_count_only_where_an_include_directory_can_be_in_the_root(pair: tuple[Path, Path]) -> None:
+    first, second = pair
+    for root in pair:
+        (root / "src" / "main.c").write_text("#include <cstdlib>\n" + SOURCE)
+        (root / "PKG-INFO").write_text("Version: 1\n")
+    (second / "PKG-INFO").write_text("Version: 2\n")
+    assert _key(first) == _key(second), "fallback flags search only the system's directories for <...>"
+    for root in pair:
+        (root / "compile_flags.txt").write_text("-Isrc\n")
+    assert _key(first) != _key(second), "an include directory of the root may hold cstdlib"
+
+
+def test_an_include_that_may_leave_the_root_has_no_key(tmp_path: Path) -> None:
+    root = _project(tmp_path / "root")
+    (root / "src" / "main.c").write_text('#include "../../shared/defs.h"\n' + SOURCE)
+    assert _key(root) is None
+    (root / "src" / "main.c").write_text('#include "../src/util.h"\n' + SOURCE)
+    assert _key(root) is not None, "found beside its file, in the root"
