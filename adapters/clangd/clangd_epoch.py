@@ -104,8 +104,8 @@ class EpochKeeper:
         """The epoch as the root is now (Escape when a symlink or an include may leave it)."""
         epoch = self._epoch
         if epoch is None or epoch.angled_from_outside != self.angled_from_outside or not self._holds(epoch):
-            self._epoch = self._compute()
-        return self._epoch
+            epoch = self._epoch = self._compute()
+        return epoch
 
     def _holds(self, epoch: Epoch) -> bool:
         for rel, mtime in epoch.dirs.items():
