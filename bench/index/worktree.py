@@ -25,8 +25,8 @@ CPU seconds (the daemon's, and every live language server's process group) and t
 to the first's: the load of other sessions moves them much less than the wall. Where each run's time
 went comes from the daemon's own run clock (logged at the end of a run: the model busy,
 idle waiting for prepared files, writing) and the vector cache's and the symbol cache's
-hits and misses (`lensmux status`; the symbol cache's count pyright's files, clangd
-has none); each daemon's log stays in its state directory under `--out`'s roots.
+hits and misses (`lensmux status`; the symbol cache's count pyright's and clangd's files);
+each daemon's log stays in its state directory under `--out`'s roots.
 `--no-cache-too` repeats the three in a daemon with `[daemon.index] vector_cache_mb = 0`:
 what the cache buys.
 """
