@@ -13,14 +13,11 @@ which test daemons run at).
 from __future__ import annotations
 
 import shutil
-import sqlite3
-import subprocess
 from pathlib import Path
 
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
-
-from lensmux.graph.index.location import root_slug
+from support.daemon_proc import running_daemon
+from support.symbol_rows import asked, index, symbol_rows
 
 pytestmark = [pytest.mark.slow]
 
@@ -45,34 +42,6 @@ def _project(root: Path, flags: str = FLAGS, header: str = HEADER) -> Path:
     return root
 
 
-def _index(daemon: DaemonProc, root: Path) -> None:
-    done = subprocess.run(
-        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def _asked(daemon: DaemonProc, name: str) -> int:
-    return daemon.log_text().count(f"documentSymbol of {name} answered")
-
-
-def _symbols(daemon: DaemonProc, root: Path, rel: str) -> list[tuple[object, ...]]:
-    db = Path(daemon.env["XDG_STATE_HOME"]) / "lensmux" / "roots" / root_slug(root) / "index.sqlite"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        rows = conn.execute(
-            "SELECT s.name, s.kind, s.detail, s.container, s.depth, s.start_line, s.start_char,"
-            " s.end_line, s.end_char, s.sel_start_line FROM symbols s JOIN files f ON f.id = s.file_id"
-            " WHERE f.path = ? ORDER BY s.id",
-            (rel,),
-        ).fetchall()
-    return [tuple(r) for r in rows]
-
-
 def test_clangd_answers_are_reused_only_where_their_key_holds(tmp_path: Path) -> None:
     first = _project(tmp_path / "first")
     copy = tmp_path / "copy"
@@ -86,22 +55,22 @@ def test_clangd_answers_are_reused_only_where_their_key_holds(tmp_path: Path) ->
         (tmp_path / side / "outside" / "shapes.h").write_text(HEADER.replace("shape_##x", f"{side}_##x"))
         escaping.append(_project(tmp_path / side / "root", flags="-I../outside\n" + FLAGS))
     with running_daemon(tmp_path / "d") as daemon:
-        _index(daemon, first)
-        assert _asked(daemon, "shapes.c") == 1 and _asked(daemon, "main.c") == 1
-        _index(daemon, copy)
+        index(daemon, first)
+        assert asked(daemon, "shapes.c") == 1 and asked(daemon, "main.c") == 1
+        index(daemon, copy)
         # The copy: every C file and the header from the cache.
-        assert (_asked(daemon, "shapes.c"), _asked(daemon, "main.c"), _asked(daemon, "shapes.h")) == (1, 1, 1)
-        rows = [_symbols(daemon, root, "src/shapes.c") for root in (first, copy)]
-        _index(daemon, header)
-        assert _asked(daemon, "shapes.c") == 2 and _asked(daemon, "main.c") == 2, "a header differs"
-        renamed = {row[0] for row in _symbols(daemon, header, "src/shapes.c")}
-        _index(daemon, define)
-        assert _asked(daemon, "shapes.c") == 3 and _asked(daemon, "main.c") == 3, "a -D differs"
-        redefined = {row[0] for row in _symbols(daemon, define, "src/shapes.c")}
+        assert (asked(daemon, "shapes.c"), asked(daemon, "main.c"), asked(daemon, "shapes.h")) == (1, 1, 1)
+        rows = [symbol_rows(daemon, root, "src/shapes.c") for root in (first, copy)]
+        index(daemon, header)
+        assert asked(daemon, "shapes.c") == 2 and asked(daemon, "main.c") == 2, "a header differs"
+        renamed = {row[0] for row in symbol_rows(daemon, header, "src/shapes.c")}
+        index(daemon, define)
+        assert asked(daemon, "shapes.c") == 3 and asked(daemon, "main.c") == 3, "a -D differs"
+        redefined = {row[0] for row in symbol_rows(daemon, define, "src/shapes.c")}
         for root in escaping:
-            _index(daemon, root)
-        assert _asked(daemon, "shapes.c") == 5, "an include directory out of the root has no key"
-        escaped = [{row[0] for row in _symbols(daemon, root, "src/shapes.c")} for root in escaping]
+            index(daemon, root)
+        assert asked(daemon, "shapes.c") == 5, "an include directory out of the root has no key"
+        escaped = [{row[0] for row in symbol_rows(daemon, root, "src/shapes.c")} for root in escaping]
         cache = daemon.status()["index"]["symbol_cache"]
     assert rows[0] and rows[0] == rows[1]
     assert {"box", "shape_area", "box_area"} <= {row[0] for row in rows[0]}

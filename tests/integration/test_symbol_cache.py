@@ -10,17 +10,14 @@ its hits, not the run. Real pyright; the daemon logs every documentSymbol it sen
 from __future__ import annotations
 
 import shutil
-import sqlite3
-import subprocess
 from pathlib import Path
 
 import anyio
 import anyio.to_thread
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
+from support.daemon_proc import DaemonProc, running_daemon
 from support.lspclient import LspClient
-
-from lensmux.graph.index.location import root_slug
+from support.symbol_rows import asked, index, symbol_rows
 
 pytestmark = [pytest.mark.slow]
 
@@ -62,52 +59,23 @@ def _project(root: Path) -> Path:
     return root
 
 
-def _index(daemon: DaemonProc, root: Path) -> None:
-    done = subprocess.run(
-        [LENSMUX, "index", str(root), "--runtime-dir", str(daemon.runtime_dir), "--wait"],
-        env=daemon.env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        stdin=subprocess.DEVNULL,
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def _asked(daemon: DaemonProc, name: str) -> int:
-    """How many documentSymbol requests the daemon sent about files named `name`."""
-    return daemon.log_text().count(f"documentSymbol of {name} answered")
-
-
-def _symbols(daemon: DaemonProc, root: Path, rel: str) -> list[tuple[object, ...]]:
-    db = Path(daemon.env["XDG_STATE_HOME"]) / "lensmux" / "roots" / root_slug(root) / "index.sqlite"
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        rows = conn.execute(
-            "SELECT s.name, s.qualified_name, s.kind, s.detail, s.container, s.depth, s.start_line, s.start_char,"
-            " s.end_line, s.end_char, s.sel_start_line FROM symbols s JOIN files f ON f.id = s.file_id"
-            " WHERE f.path = ? ORDER BY s.id",
-            (rel,),
-        ).fetchall()
-    return [tuple(r) for r in rows]
-
-
 def test_a_copy_in_another_root_is_not_asked_again(tmp_path: Path) -> None:
     first = _project(tmp_path / "first")
     second = tmp_path / "second"
     shutil.copytree(first, second)
     (second / "pkg" / "util.py").write_text(UTIL + "\n\ndef wrap(value: int) -> int:\n    return value % 7\n")
     with running_daemon(tmp_path / "d") as daemon:
-        _index(daemon, first)
-        assert _asked(daemon, "shapes.py") == 1 and _asked(daemon, "util.py") == 1
-        _index(daemon, second)
+        index(daemon, first)
+        assert asked(daemon, "shapes.py") == 1 and asked(daemon, "util.py") == 1
+        index(daemon, second)
         # The copy: answered from the cache; the edited file and the wildcard import: asked.
-        assert _asked(daemon, "shapes.py") == 1
-        assert _asked(daemon, "util.py") == 2
-        assert _asked(daemon, "star.py") == 2
+        assert asked(daemon, "shapes.py") == 1
+        assert asked(daemon, "util.py") == 2
+        assert asked(daemon, "star.py") == 2
         cache = daemon.status()["index"]["symbol_cache"]
         shown = daemon.run_cli("status").stdout
-        shapes = [_symbols(daemon, root, "pkg/shapes.py") for root in (first, second)]
-        util = _symbols(daemon, second, "pkg/util.py")
+        shapes = [symbol_rows(daemon, root, "pkg/shapes.py") for root in (first, second)]
+        util = symbol_rows(daemon, second, "pkg/util.py")
     assert shapes[0] and shapes[0] == shapes[1]
     assert {"Circle", "area", "scaled", "unit_circle", "LIMIT"} <= {row[0] for row in shapes[0]}
     assert "wrap" in {row[0] for row in util}
@@ -127,15 +95,15 @@ def test_an_answer_about_an_editors_other_text_is_not_kept_for_the_files_text(tm
         async with LspClient.over_unix(daemon.runtime_dir / "pyright.sock", name="editor") as editor:
             await editor.initialize(first)
             await editor.open(first / "pkg" / "shapes.py", "python", unsaved)
-            await anyio.to_thread.run_sync(_index, daemon, first)
+            await anyio.to_thread.run_sync(index, daemon, first)
             await editor.shutdown_and_exit()
 
     with running_daemon(tmp_path / "d") as daemon:
         anyio.run(index_while_edited, daemon)
-        _index(daemon, second)
-        asked = _asked(daemon, "shapes.py")
-        names = {row[0] for row in _symbols(daemon, second, "pkg/shapes.py")}
-    assert asked == 2, "the copy was asked about: nothing was kept for the disk's text"
+        index(daemon, second)
+        times = asked(daemon, "shapes.py")
+        names = {row[0] for row in symbol_rows(daemon, second, "pkg/shapes.py")}
+    assert times == 2, "the copy was asked about: nothing was kept for the disk's text"
     assert "only_in_the_editor" not in names and "unit_circle" in names
 
 
@@ -146,9 +114,9 @@ def test_a_corrupt_cache_file_does_not_stop_indexing(tmp_path: Path) -> None:
     (state / "symbol-cache.sqlite").write_bytes(b"this is not a database file " * 512)
     root = _project(tmp_path / "root")
     with running_daemon(base) as daemon:
-        _index(daemon, root)
+        index(daemon, root)
         log = daemon.log_text()
-        rows = _symbols(daemon, root, "pkg/shapes.py")
+        rows = symbol_rows(daemon, root, "pkg/shapes.py")
         cache = daemon.status()["index"]["symbol_cache"]
     assert "symbol cache" in log and "is corrupt" in log and "starting it again" in log
     assert {"Circle", "unit_circle"} <= {row[0] for row in rows}
