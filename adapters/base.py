@@ -217,8 +217,9 @@ class Adapter:
         """
         return None
 
-    def refresh_symbols_by_text(self, root: Path) -> None:
-        """Bring what symbols_by_text reads from the disk of the instance's `root` up to date.
+    def refresh_symbols_by_text(self, root: Path, since: float) -> None:
+        """Bring what symbols_by_text reads from the disk of the instance's `root` up to date, as the
+        disk was at or after `since` (time.monotonic()).
 
         Blocking (it may walk the root): the daemon runs it in a worker thread before each key.
         """

@@ -62,13 +62,13 @@ class ClangdAdapter(Adapter):
                 argv[0] = str(binary)
         return argv
 
-    def refresh_symbols_by_text(self, root: Path) -> None:
+    def refresh_symbols_by_text(self, root: Path, since: float) -> None:
         """Check the flags, configuration and header epoch of `root` by stat (adapters/clangd/clangd_symbols.py)."""
         try:
             binary = self.command(root, os.getpid())[0]
         except AdapterError:
             return
-        self._symbol_keys.refresh(root, binary, self.environment(), self.config.args)
+        self._symbol_keys.refresh(root, since, binary, self.environment(), self.config.args)
 
     def symbols_by_text(self, path: Path, text: str) -> str | None:
         """clangd's version and launch, the file's flags, the configuration and the root's header epoch.

@@ -15,9 +15,11 @@ libyaml and brotli copied into two roots). That AST depends on:
   `.clangd` or flags file lies above the root: it would apply to one root by its location);
 - every file of the root it could include: the root's header epoch (clangd_epoch.py).
 
-None of these is reported by clangd, so each is read from the disk, rechecked by stat before
-each key: `refresh` runs in a worker thread before `key`, once before the request and once
-after the answer (an answer is stored only if the key did not move meanwhile).
+None of these is reported by clangd, so each is read from the disk, rechecked by stat:
+`refresh` runs in a worker thread before `key`, before the request (a check begun in the last
+second serves: it is only a lookup) and after the answer (a check begun after the answer
+arrived: an answer is stored only if the key did not move meanwhile). Concurrent preparers
+share one check, so a root's checks cost at most about one at a time however many files ask.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import logging
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import msgspec
@@ -61,15 +64,23 @@ class ClangdSymbolKeys:
         self._databases: dict[tuple[str, str], dict[str, list[Command]] | NoKey] = {}
         # As of the last refresh: (root, epoch, what applies to every file) or None when nothing can be keyed.
         self._state: tuple[Path, Epoch, dict[str, object]] | None = None
+        # When (time.monotonic()) the last refresh of the state's root began.
+        self._checked_at = float("-inf")
 
-    def refresh(self, root: Path, binary: str, environment: dict[str, str], args: list[str]) -> None:
-        """Check (and recompute where a stat moved) what keys depend on; blocking, for a worker thread."""
+    def refresh(self, root: Path, since: float, binary: str, environment: dict[str, str], args: list[str]) -> None:
+        """Check (and recompute where a stat moved) what keys depend on, unless a check of `root` began at
+        or after `since`; blocking, for a worker thread. Concurrent callers share one check."""
         with self._lock:
+            if self._checked_at >= since and self._state is not None and self._state[0] == root:
+                return
+            began = time.monotonic()
             try:
                 self._state = self._refreshed(root, binary, environment, args)
+                self._checked_at = began
             except (NoKey, Escape, OSError) as exc:
                 log.debug("clangd symbols of %s are not kept by text: %s", root, exc)
                 self._state = None
+                self._checked_at = float("-inf")
 
     def _refreshed(
         self, root: Path, binary: str, environment: dict[str, str], args: list[str]
@@ -94,6 +105,12 @@ class ClangdSymbolKeys:
         # An include directory these name may lie in the root: `<...>` includes count in the epoch.
         keeper.angled_from_outside = bool(includes) or user_config is not None
         epoch = keeper.current()
+        for where, sha256 in epoch.configs.items():
+            if where.rsplit("/", 1)[-1] == DATABASE:
+                try:
+                    self._database(root, where, sha256)  # parsed here, in the worker thread
+                except NoKey:
+                    pass
         common: dict[str, object] = {
             "server": "clangd",
             "version": self._version(binary),

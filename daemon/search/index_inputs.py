@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 FAULT_HOLD_ENV = "LENSMUX_FAULT_INDEX_HOLD"
 # How long a symbol source waits for a server to start before it asks without the cache.
 READY_WAIT_S = 60.0
+# How old a check of the disk may be for a cache lookup; one to store an answer must begin after it came.
+LOOKUP_CHECK_AGE_S = 1.0
 
 
 class LspSymbolSource:
@@ -88,6 +90,7 @@ class LspSymbolSource:
             # pyright type-checks open documents in the background: measured on
             # rich, closing right away cut its CPU for a full index by ~60%.
             await self._internal.release(instance, uri)
+        answered_at = time.monotonic()
         answer = result if isinstance(result, list) else []
         # Stored only if the server answered about this text and still runs as the key says (not
         # restarted, configuration not reloaded meanwhile), and only hierarchical symbols: flat
@@ -98,7 +101,7 @@ class LspSymbolSource:
             and self._cache is not None
             and same_text
             and not flat
-            and key == await self._key_now(instance, path, text)
+            and key == await self._key_now(instance, path, text, answered_at)
         ):
             await anyio.to_thread.run_sync(self._cache.put, key, answer)
         return answer
@@ -111,12 +114,13 @@ class LspSymbolSource:
             return None
         # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright.py).
         await instance.warmup.discovery.wait("textDocument/documentSymbol")
-        return await self._key_now(instance, path, text)
+        return await self._key_now(instance, path, text, time.monotonic() - LOOKUP_CHECK_AGE_S)
 
     @staticmethod
-    async def _key_now(instance: Instance, path: Path, text: str) -> bytes | None:
+    async def _key_now(instance: Instance, path: Path, text: str, since: float) -> bytes | None:
+        """The key as the disk was at or after `since` (adapters check what they read from it)."""
         adapter = instance.adapter
-        await anyio.to_thread.run_sync(adapter.refresh_symbols_by_text, instance.key.root)
+        await anyio.to_thread.run_sync(adapter.refresh_symbols_by_text, instance.key.root, since)
         if adapter.symbols_read_open_documents:
             uri = path.as_uri()
             others = [(d.uri, d.text) for d in instance.documents.all() if d.uri != uri and d.pristine_epoch is None]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -28,7 +29,7 @@ def _project(root: Path) -> Path:
 
 def _key(root: Path, rel: str = "src/main.c") -> str | None:
     adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))
-    adapter.refresh_symbols_by_text(root)
+    adapter.refresh_symbols_by_text(root, time.monotonic())
     return adapter.symbols_by_text(root / rel, SOURCE)
 
 
@@ -68,11 +69,14 @@ def test_included_suffixes_and_computed_includes_join_the_epoch(pair: tuple[Path
 def test_the_epoch_follows_an_edit_after_the_last_refresh(tmp_path: Path) -> None:
     root = _project(tmp_path / "root")
     adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))
-    adapter.refresh_symbols_by_text(root)
+    checked = time.monotonic()
+    adapter.refresh_symbols_by_text(root, checked)
     before = adapter.symbols_by_text(root / "src" / "main.c", SOURCE)
     (root / "src" / "util.h").write_text("#define LIMIT 5\n")
     (root / "src" / "new.h").write_text("")
-    adapter.refresh_symbols_by_text(root)
+    adapter.refresh_symbols_by_text(root, checked - 1.0)
+    assert adapter.symbols_by_text(root / "src" / "main.c", SOURCE) == before, "a check begun since then serves"
+    adapter.refresh_symbols_by_text(root, time.monotonic())
     assert adapter.symbols_by_text(root / "src" / "main.c", SOURCE) not in (None, before)
 
 
