@@ -8,7 +8,10 @@ mentions paths: with the root's path replaced by a placeholder, two roots holdin
 database give the same text. A path that leaves the root by a relative path names a
 different file from each root (`-I../include`), and a response file's flags are not read
 here: such a command has no key (None). Absolute paths outside the root are the same files
-for every root of the machine.
+for every root of the machine: they count by name and by a stamp of what they hold now
+(`Command.outside`, clangd_outside.py). Flags that make clang's driver choose other system
+directories than the ones found once per clangd binary (another target, GCC installation or
+C++ library) have no key, nor has a VFS overlay (it maps any path to any other).
 """
 
 from __future__ import annotations
@@ -50,6 +53,18 @@ _PATH_FLAGS = (
 _BY_LENGTH = sorted(_PATH_FLAGS, key=len, reverse=True)
 # Forced includes: their targets join the files the root's header epoch covers.
 FORCED_INCLUDES = ("-include", "-imacros", "-include-pch")
+# Flags after which the driver searches other system directories than clangd_outside.search_list found.
+_OTHER_SYSTEM = (
+    "--target",
+    "-target",
+    "--gcc-toolchain",
+    "--gcc-install-dir",
+    "--gcc-triple",
+    "-stdlib",
+    "-m32",
+    "-mx32",
+    "-m16",
+)
 
 
 class NoKey(Exception):
@@ -63,6 +78,7 @@ class Command:
     directory: str
     arguments: tuple[str, ...]
     forced: tuple[str, ...]  # root-relative targets of -include/-imacros inside the root
+    outside: tuple[str, ...] = ()  # absolute paths out of the root the flags name (stamped by the key)
 
 
 def placeholder(text: str, root: Path) -> str:
@@ -73,7 +89,11 @@ def placeholder(text: str, root: Path) -> str:
 def command(directory: str, arguments: Iterable[str], root: Path) -> Command:
     """A command with its paths checked against the root (NoKey when one escapes it by a relative path)."""
     args = list(arguments)
+    for arg in args[1:]:
+        if arg in _OTHER_SYSTEM or arg.startswith(tuple(f"{flag}=" for flag in _OTHER_SYSTEM)):
+            raise NoKey(f"{arg} selects other system include directories")
     forced: list[str] = []
+    outside: list[str] = []
     for flag, value in _path_values(args):
         if value.startswith("@"):
             raise NoKey(f"response file {value}")
@@ -83,7 +103,16 @@ def command(directory: str, arguments: Iterable[str], root: Path) -> Command:
             raise NoKey(f"{flag} {value} leaves the root from {directory}")
         if flag in FORCED_INCLUDES and inside:
             forced.append(target.relative_to(root).as_posix())
-    return Command(placeholder(directory, root), tuple(placeholder(a, root) for a in args), tuple(forced))
+        if not inside:
+            if flag == "-ivfsoverlay":
+                raise NoKey(f"VFS overlay {value}")
+            outside.append(str(target))
+    return Command(
+        placeholder(directory, root),
+        tuple(placeholder(a, root) for a in args),
+        tuple(forced),
+        tuple(sorted(set(outside))),
+    )
 
 
 def _path_values(args: list[str]) -> Iterable[tuple[str, str]]:

@@ -13,7 +13,12 @@ libyaml and brotli copied into two roots). That AST depends on:
 - the configuration that applies: every `.clangd` of the root above the file and the user's
   `clangd/config.yaml`, as text (none when one can match paths or names another database, or a
   `.clangd` or flags file lies above the root: it would apply to one root by its location);
-- every file of the root it could include: the root's header epoch (clangd_epoch.py).
+- every file of the root it could include: the root's header epoch (clangd_epoch.py);
+- every directory out of the root by absolute path its include search can reach, as it is now:
+  clangd's system directories (found once per binary and include path variables) for every
+  file, and those the file's command names (`-I/abs`, ...) for the file (clangd_outside.py: a
+  stamp of their directories' mtimes, checked by stat; the symbol cache outlives the daemon, and
+  an OS upgrade or a reinstalled library changes what they define).
 
 None of these is reported by clangd, so each is read from the disk, rechecked by stat:
 `refresh` runs in a worker thread before `key`, before the request (a check begun in the last
@@ -44,6 +49,7 @@ from lensmux.adapters.clangd.clangd_flags import (
     flags_file_command,
     placeholder,
 )
+from lensmux.adapters.clangd.clangd_outside import OutsideStamps, search_list
 
 log = logging.getLogger(__name__)
 
@@ -62,8 +68,12 @@ class ClangdSymbolKeys:
         self._keepers: dict[Path, EpochKeeper] = {}
         self._versions: dict[tuple[str, int], str | None] = {}
         self._databases: dict[tuple[str, str], dict[str, list[Command]] | NoKey] = {}
-        # As of the last refresh: (root, epoch, what applies to every file) or None when nothing can be keyed.
-        self._state: tuple[Path, Epoch, dict[str, object]] | None = None
+        # clangd's include search list by (binary, its mtime, the include variables, the user's configuration).
+        self._search_lists: dict[tuple[object, ...], tuple[str, ...]] = {}
+        self._outside = OutsideStamps()
+        # As of the last refresh: (root, epoch, what applies to every file, the stamp of each
+        # absolute path out of the root the root's commands name) or None when nothing can be keyed.
+        self._state: tuple[Path, Epoch, dict[str, object], dict[str, str]] | None = None
         # When (time.monotonic()) the last refresh of the state's root began.
         self._checked_at = float("-inf")
 
@@ -84,7 +94,7 @@ class ClangdSymbolKeys:
 
     def _refreshed(
         self, root: Path, binary: str, environment: dict[str, str], args: list[str]
-    ) -> tuple[Path, Epoch, dict[str, object]]:
+    ) -> tuple[Path, Epoch, dict[str, object], dict[str, str]]:
         if any(arg.lstrip("-").startswith("compile-commands-dir") for arg in args):
             raise NoKey("--compile-commands-dir names a database outside the root")
         for ancestor in root.parents:
@@ -105,19 +115,38 @@ class ClangdSymbolKeys:
         # An include directory these name may lie in the root: `<...>` includes count in the epoch.
         keeper.angled_from_outside = bool(includes) or user_config is not None
         epoch = keeper.current()
+        named: set[str] = set()
         for where, sha256 in epoch.configs.items():
-            if where.rsplit("/", 1)[-1] == DATABASE:
-                try:
-                    self._database(root, where, sha256)  # parsed here, in the worker thread
-                except NoKey:
-                    pass
+            name = where.rsplit("/", 1)[-1]
+            try:
+                if name == DATABASE:
+                    # Parsed here, in the worker thread.
+                    commands = [c for cs in self._database(root, where, sha256).values() for c in cs]
+                elif name == FLAGS_FILE:
+                    commands = [flags_file_command(root / where, root)]
+                else:
+                    continue
+            except NoKey:
+                continue  # its files have no key
+            named.update(path for c in commands for path in c.outside)
+        version = self._version(binary)
+        searched = self._search_list(binary, environment, args, (includes, user_config))
+        system = [(path, self._outside.stamp(path)) for path in searched]
+        outside: dict[str, str] = {}
+        for path in sorted(named):
+            try:
+                outside[path] = self._outside.stamp(path)
+            except NoKey as exc:
+                log.debug("clangd symbols naming %s are not kept by text: %s", path, exc)
+        self._outside.forget_except(set(searched) | named)
         common: dict[str, object] = {
             "server": "clangd",
-            "version": self._version(binary),
+            "version": version,
             "include_env": includes,
             "user_config": user_config,
+            "system": system,
         }
-        return root, epoch, common
+        return root, epoch, common, outside
 
     def key(self, path: Path, text: str) -> str | None:
         """The key for `path` as of the last refresh; None when its answer depends on more than it can name."""
@@ -126,12 +155,12 @@ class ClangdSymbolKeys:
             state = self._state
             if state is None:
                 return None
-            root, epoch, common = state
+            root, epoch, common, outside = state
             if not path.is_relative_to(root):
                 return None
             rel = path.relative_to(root).as_posix()
             try:
-                flags = self._flags(root, rel, epoch)
+                flags = self._flags(root, rel, epoch, outside)
                 configs = _clangd_configs(root, rel, epoch)
             except NoKey as exc:
                 log.debug("clangd symbols of %s are not kept by text: %s", rel, exc)
@@ -139,7 +168,7 @@ class ClangdSymbolKeys:
         key = {**common, "file": rel, "flags": flags, "configs": configs, "epoch": epoch.digest}
         return hashlib.sha256(msgspec.json.encode(key, order="sorted")).hexdigest()
 
-    def _flags(self, root: Path, rel: str, epoch: Epoch) -> object:
+    def _flags(self, root: Path, rel: str, epoch: Epoch, outside: dict[str, str]) -> object:
         """The command clangd takes for the file: its database's entries, the interpolation's inputs, or flags."""
         parts = rel.split("/")[:-1]
         for depth in range(len(parts), -1, -1):
@@ -152,15 +181,15 @@ class ClangdSymbolKeys:
             for name in found:
                 where = prefix + name
                 if name == FLAGS_FILE:
-                    chosen.append((where, _checked([flags_file_command(root / where, root)])))
+                    chosen.append((where, _checked([flags_file_command(root / where, root)], outside)))
                     continue
                 commands = self._database(root, where, epoch.configs[where])
                 own = commands.get(os.path.normpath(root / rel))
                 if own is not None:
-                    chosen.append((where, _checked(own)))
+                    chosen.append((where, _checked(own, outside)))
                 else:
                     # Interpolated from the database's other entries, by path: all of them count.
-                    every = {placeholder(f, root): _checked(c) for f, c in commands.items()}
+                    every = {placeholder(f, root): _checked(c, outside) for f, c in commands.items()}
                     chosen.append((where, "interpolated", every))
             return chosen
         return "fallback"
@@ -176,6 +205,18 @@ class ClangdSymbolKeys:
         if isinstance(cached, NoKey):
             raise cached
         return cached
+
+    def _search_list(
+        self, binary: str, environment: dict[str, str], args: list[str], config: tuple[object, ...]
+    ) -> tuple[str, ...]:
+        """clangd's include search list, once per binary, launch flags, include variables and user configuration."""
+        try:
+            stamp = (binary, os.stat(binary).st_mtime_ns, tuple(args), msgspec.json.encode(config, order="sorted"))
+        except OSError as exc:
+            raise NoKey(f"{binary}: {exc}") from exc
+        if stamp not in self._search_lists:
+            self._search_lists[stamp] = search_list(binary, environment, args)
+        return self._search_lists[stamp]
 
     def _version(self, binary: str) -> str | None:
         try:
@@ -194,13 +235,17 @@ class ClangdSymbolKeys:
         return version
 
 
-def _checked(commands: list[Command]) -> list[object]:
-    """Commands as key material; a forced include of the root that the epoch may not cover has no key."""
+def _checked(commands: list[Command], outside: dict[str, str]) -> list[object]:
+    """Commands as key material, with the stamps of the paths out of the root they name; a forced
+    include of the root that the epoch may not cover, or a path out of it without a stamp, has no key."""
     for command in commands:
         for target in command.forced:
             if Path(target).suffix.lower() not in HEADER_SUFFIXES:
                 raise NoKey(f"forced include {target} is not a header the epoch covers")
-    return [[c.directory, list(c.arguments)] for c in commands]
+        for path in command.outside:
+            if path not in outside:
+                raise NoKey(f"{path} has no stamp")
+    return [[c.directory, list(c.arguments), [outside[p] for p in c.outside]] for c in commands]
 
 
 def _clangd_configs(root: Path, rel: str, epoch: Epoch) -> list[object]:

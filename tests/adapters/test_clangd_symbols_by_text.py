@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from lensmux.adapters.clangd.clangd import ClangdAdapter
+from lensmux.adapters.clangd.clangd_outside import search_list
 from lensmux.adapters.spec import ServerConfig
 
 SOURCE = '#include "util.h"\nint twice(int x) { return 2 * x; }\n'
@@ -138,3 +139,57 @@ def test_an_include_that_may_leave_the_root_has_no_key(tmp_path: Path) -> None:
     assert _key(root) is None
     (root / "src" / "main.c").write_text('#include "../src/util.h"\n' + SOURCE)
     assert _key(root) is not None, "found beside its file, in the root"
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `path` as a package manager does: a new file renamed over the old one."""
+    fresh = path.with_name(path.name + ".dpkg-new")
+    fresh.write_text(text)
+    os.replace(fresh, path)
+
+
+def test_absolute_paths_out_of_the_root_count_by_what_they_hold(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    (outside / "sub").mkdir(parents=True)
+    (outside / "sub" / "defs.h").write_text("#define LIMIT 3\n")
+    (tmp_path / "forced.h").write_text("#define FORCED 1\n")
+    root = _project(tmp_path / "root")
+    flags = [f"-I{outside}", f"-isystem\n{tmp_path / 'later'}", f"-include\n{tmp_path / 'forced.h'}"]
+    (root / "compile_flags.txt").write_text("\n".join(flags) + "\n")
+    keys = [_key(root)]
+    assert keys[0] is not None and _key(root) == keys[0], "unchanged directories keep the key"
+    (root.parent / "unrelated.h").write_text("")
+    assert _key(root) == keys[0], "a directory no flag names"
+    _replace(outside / "sub" / "defs.h", "#define LIMIT 4\n")
+    keys.append(_key(root))
+    (tmp_path / "later").mkdir()
+    keys.append(_key(root))
+    (tmp_path / "forced.h").write_text("#define FORCED 2\n")  # in place: a named file is stamped by its own stat
+    keys.append(_key(root))
+    assert None not in keys and len(set(keys)) == 4, "a replaced header, a created directory, a rewritten file"
+
+
+def test_clangd_system_directories_count_by_what_they_hold(tmp_path: Path) -> None:
+    system = tmp_path / "system"
+    system.mkdir()
+    (system / "config.h").write_text("#define LIMIT 3\n")
+    root = _project(tmp_path / "root")
+    adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd", env={"CPATH": str(system)}))
+    keys = []
+    for _ in range(2):
+        adapter.refresh_symbols_by_text(root, time.monotonic())
+        keys.append(adapter.symbols_by_text(root / "src" / "main.c", SOURCE))
+        _replace(system / "config.h", "#define LIMIT 4\n")
+    assert keys[0] is not None and keys[1] not in (None, keys[0]), "found in clangd's search list, not the flags"
+    binary = adapter.command(root, os.getpid())[0]
+    if Path("/usr/include").is_dir():
+        assert "/usr/include" in search_list(binary, adapter.environment(), [])
+
+
+@pytest.mark.parametrize(
+    "flags", ["--target=aarch64-linux-gnu", "-target\naarch64-linux-gnu", "-stdlib=libc++", "-m32"]
+)
+def test_flags_choosing_other_system_directories_have_no_key(tmp_path: Path, flags: str) -> None:
+    root = _project(tmp_path / "root")
+    (root / "compile_flags.txt").write_text(f"-DA=1\n{flags}\n")
+    assert _key(root) is None
