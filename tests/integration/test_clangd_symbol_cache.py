@@ -5,13 +5,16 @@ compile_flags.txt with a -D the source uses for a name) indexed in a first root,
 a copy (identical rows, clangd not asked), a copy with the header's macro changed (asked
 again: the name changes), a copy with the -D changed (asked again) and two roots whose flags
 name an include directory out of the root by a relative path, another directory from each
-(no key: both asked, each answer its own). The
+(no key: both asked, each answer its own); and an include directory out of the root by an
+absolute path whose header is replaced (as a package manager does) between two copies
+(asked again: the name changes). The
 daemon logs every documentSymbol it sends (`documentSymbol of NAME answered`, debug level,
 which test daemons run at).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -77,3 +80,27 @@ def test_clangd_answers_are_reused_only_where_their_key_holds(tmp_path: Path) ->
     assert "figure_area" in renamed and "box_surface" in redefined
     assert "alpha_area" in escaped[0] and "beta_area" in escaped[1]
     assert cache["hits"] >= 3
+
+
+def test_a_header_replaced_in_an_absolute_include_directory_asks_clangd_again(tmp_path: Path) -> None:
+    outside = tmp_path / "usr" / "include"
+    outside.mkdir(parents=True)
+    (outside / "shapes.h").write_text(HEADER)
+    first = tmp_path / "first"
+    (first / "src").mkdir(parents=True)
+    (first / "src" / "shapes.c").write_text(SOURCE)
+    (first / "compile_flags.txt").write_text(f"-std=c11\n-I{outside}\n-DFLAVOUR=box_area\n")
+    copy, upgraded = tmp_path / "copy", tmp_path / "upgraded"
+    shutil.copytree(first, copy)
+    shutil.copytree(first, upgraded)
+    with running_daemon(tmp_path / "d") as daemon:
+        index(daemon, first)
+        index(daemon, copy)
+        assert asked(daemon, "shapes.c") == 1, "the same header: the copy's answer from the cache"
+        # An upgrade: the new header written beside the old one and renamed over it.
+        (outside / "shapes.h.dpkg-new").write_text(HEADER.replace("shape_##x", "figure_##x"))
+        os.replace(outside / "shapes.h.dpkg-new", outside / "shapes.h")
+        index(daemon, upgraded)
+        assert asked(daemon, "shapes.c") == 2, "the header out of the root changed"
+        names = {row[0] for row in symbol_rows(daemon, upgraded, "src/shapes.c")}
+    assert "figure_area" in names and "shape_area" not in names
