@@ -115,6 +115,16 @@ def command(directory: str, arguments: Iterable[str], root: Path) -> Command:
     )
 
 
+def config_outside(text: str, directory: Path, root: Path) -> tuple[str, ...]:
+    """The absolute paths out of the root a clangd configuration's flags name (`Add: [-I/opt/x]`).
+
+    Read as a flat list of words, whatever YAML key holds them: a path read too widely only costs
+    a stamp, and a flag that chooses other system directories (even under `Remove`) only a key.
+    """
+    words = [word for word in re.split(r"[\s,\[\]\"']+", text) if word]
+    return command(str(directory), words, root).outside
+
+
 def _path_values(args: list[str]) -> Iterable[tuple[str, str]]:
     """(flag, path) for every path-valued flag, joined (`-Ifoo`, `--sysroot=x`) or separate; `@file` too.
 

@@ -13,7 +13,8 @@ include search can reach:
   /usr/include, libstdc++'s three for C++) and the directories it would have searched had they
   existed (stamped as absent: one created later is then seen);
 - the absolute paths the command's path flags name outside the root (`-I/abs`, `-isystem /abs`,
-  `-include /abs/x.h`, `--sysroot=/abs`, ...: clangd_flags.Command.outside).
+  `-include /abs/x.h`, `--sysroot=/abs`, ...: clangd_flags.Command.outside), and those the
+  flags of a `.clangd` above the file or of the user's config.yaml name (clangd_flags.config_outside).
 
 A directory's stamp covers it and every directory below it, symlinked ones followed once each:
 (path, st_mtime_ns, st_ino) of each. Package managers and `install` replace a header by writing a

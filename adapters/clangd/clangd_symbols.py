@@ -16,7 +16,7 @@ libyaml and brotli copied into two roots). That AST depends on:
 - every file of the root it could include: the root's header epoch (clangd_epoch.py);
 - every directory out of the root by absolute path its include search can reach, as it is now:
   clangd's system directories (found once per binary and include path variables) for every
-  file, and those the file's command names (`-I/abs`, ...) for the file (clangd_outside.py: a
+  file, and those the file's command and configuration name (`-I/abs`, ...) for the file (clangd_outside.py: a
   stamp of their directories' mtimes, checked by stat; the symbol cache outlives the daemon, and
   an OS upgrade or a reinstalled library changes what they define).
 
@@ -45,6 +45,7 @@ from lensmux.adapters.clangd.clangd_flags import (
     FLAGS_FILE,
     Command,
     NoKey,
+    config_outside,
     database_commands,
     flags_file_command,
     placeholder,
@@ -125,13 +126,18 @@ class ClangdSymbolKeys:
                 elif name == FLAGS_FILE:
                     commands = [flags_file_command(root / where, root)]
                 else:
+                    text = (root / where).read_text(encoding="utf-8", errors="replace")
+                    named.update(config_outside(text, (root / where).parent, root))
                     continue
-            except NoKey:
+            except (NoKey, OSError):
                 continue  # its files have no key
             named.update(path for c in commands for path in c.outside)
+        user_outside = () if user_config is None else config_outside(user_config, Path("/"), root)
+        named.update(user_outside)
         version = self._version(binary)
         searched = self._search_list(binary, environment, args, (includes, user_config))
         system = [(path, self._outside.stamp(path)) for path in searched]
+        system += [(path, self._outside.stamp(path)) for path in user_outside]
         outside: dict[str, str] = {}
         for path in sorted(named):
             try:
@@ -161,7 +167,7 @@ class ClangdSymbolKeys:
             rel = path.relative_to(root).as_posix()
             try:
                 flags = self._flags(root, rel, epoch, outside)
-                configs = _clangd_configs(root, rel, epoch)
+                configs = _clangd_configs(root, rel, epoch, outside)
             except NoKey as exc:
                 log.debug("clangd symbols of %s are not kept by text: %s", rel, exc)
                 return None
@@ -248,8 +254,9 @@ def _checked(commands: list[Command], outside: dict[str, str]) -> list[object]:
     return [[c.directory, list(c.arguments), [outside[p] for p in c.outside]] for c in commands]
 
 
-def _clangd_configs(root: Path, rel: str, epoch: Epoch) -> list[object]:
-    """Every `.clangd` of the root above the file, outermost first, by text (root replaced)."""
+def _clangd_configs(root: Path, rel: str, epoch: Epoch, outside: dict[str, str]) -> list[object]:
+    """Every `.clangd` of the root above the file, outermost first, by text (root replaced) and the
+    stamps of the absolute paths out of the root its flags name."""
     parts = rel.split("/")[:-1]
     found: list[object] = []
     for depth in range(len(parts) + 1):
@@ -263,7 +270,10 @@ def _clangd_configs(root: Path, rel: str, epoch: Epoch) -> list[object]:
             raise NoKey(f"{where}: {exc}") from exc
         if any(word in text for word in _LOCATED_CONFIG) or ".." in text:
             raise NoKey(f"{where} matches paths, names a database or a path out of its directory")
-        found.append([here, placeholder(text, root)])
+        named = config_outside(text, (root / where).parent, root)
+        if any(path not in outside for path in named):
+            raise NoKey(f"{where} names a path out of the root without a stamp")
+        found.append([here, placeholder(text, root), [outside[path] for path in named]])
     return found
 
 

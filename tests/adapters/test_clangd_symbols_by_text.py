@@ -193,3 +193,15 @@ def test_flags_choosing_other_system_directories_have_no_key(tmp_path: Path, fla
     root = _project(tmp_path / "root")
     (root / "compile_flags.txt").write_text(f"-DA=1\n{flags}\n")
     assert _key(root) is None
+
+
+def test_absolute_paths_in_clangd_configuration_count_by_what_they_hold(tmp_path: Path) -> None:
+    outside = tmp_path / "opt" / "include"
+    outside.mkdir(parents=True)
+    (outside / "defs.h").write_text("#define LIMIT 3\n")
+    root = _project(tmp_path / "root")
+    (root / ".clangd").write_text(f"CompileFlags:\n  Add: [-DB=1, -I{outside}]\n")
+    before = _key(root)
+    assert before is not None and _key(root) == before
+    _replace(outside / "defs.h", "#define LIMIT 4\n")
+    assert _key(root) not in (None, before)
