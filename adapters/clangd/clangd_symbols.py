@@ -132,7 +132,7 @@ class ClangdSymbolKeys:
             except (NoKey, OSError):
                 continue  # its files have no key
             named.update(path for c in commands for path in c.outside)
-        user_outside = () if user_config is None else config_outside(user_config, Path("/"), root)
+        user_outside = () if user_config is None else config_outside(user_config, root, root)
         named.update(user_outside)
         version = self._version(binary)
         searched = self._search_list(binary, environment, args, (includes, user_config))
