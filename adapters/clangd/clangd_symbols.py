@@ -16,9 +16,9 @@ libyaml and brotli copied into two roots). That AST depends on:
 - every file of the root it could include: the root's header epoch (clangd_epoch.py);
 - every directory out of the root by absolute path its include search can reach, as it is now:
   clangd's system directories (found once per binary and include path variables) for every
-  file, and those the file's command and configuration name (`-I/abs`, ...) for the file (clangd_outside.py: a
-  stamp of their directories' mtimes, checked by stat; the symbol cache outlives the daemon, and
-  an OS upgrade or a reinstalled library changes what they define).
+  file, and those the file's command and configuration name (`-I/abs`, ...) for the file
+  (clangd_outside.py: a stamp of their directories' mtimes, checked by stat; the symbol cache
+  outlives the daemon, and an OS upgrade or a reinstalled library changes what they define).
 
 None of these is reported by clangd, so each is read from the disk, rechecked by stat:
 `refresh` runs in a worker thread before `key`, before the request (a check begun in the last
