@@ -42,6 +42,7 @@ from lensmux.daemon.mux.progress.request_progress import ShownProgress
 from lensmux.daemon.mux.requests import own_requests
 from lensmux.daemon.mux.requests.cache import ResponseCache
 from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
+from lensmux.daemon.mux.requests.own_slot import OwnRequestSlot
 from lensmux.daemon.mux.requests.pending import Pending, PendingTable
 from lensmux.daemon.mux.supervisor import Supervisor
 from lensmux.daemon.mux.views.client_view import initialize_result_for
@@ -102,6 +103,8 @@ class Instance:
         self.inflight: dict[bytes, Pending] = {}
         # The daemon's own requests in flight, by cache key: an identical one joins (own_requests.py).
         self.own_inflight: dict[bytes, Pending] = {}
+        # Learning and the bind walk: one of their requests in flight at a time, together (own_slot.py).
+        self.own_slot = OwnRequestSlot(self.name)
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []
@@ -232,11 +235,15 @@ class Instance:
 
     # -- the daemon's own requests ----------------------------------------
 
-    async def request(self, method: str, params: Any, timeout: float | None = None) -> Any:
-        """Send a request of the daemon's own (cached, joined, breaker-guarded) and return its result."""
+    async def request(self, method: str, params: Any, timeout: float | None = None, *, background: bool = False) -> Any:
+        """Send a request of the daemon's own (cached, joined, breaker-guarded) and return its result.
+
+        `background`: asked in a quiet moment for no one (learning); the caller holds `own_slot`.
+        """
         if not self.clients:
             self.idle_since = time.monotonic()
-        return await own_requests.request(self, method, params, timeout or self.config.timeouts.for_method(method))
+        limit = timeout or self.config.timeouts.for_method(method)
+        return await own_requests.request(self, method, params, limit, background=background)
 
     def caching_allowed(self, method: str) -> bool:
         """Cross-file results are not cached while the server is warming up or indexing (warmup.py)."""

@@ -39,9 +39,17 @@ def _uris(params: Mapping[str, Any]) -> Iterator[str]:
 class DaemonGateway:
     """LspGateway over the daemon's instances."""
 
-    def __init__(self, registry: InstanceRegistry, internal: InternalClient) -> None:
+    def __init__(self, registry: InstanceRegistry, internal: InternalClient, *, background: bool = False) -> None:
         self._registry = registry
         self._internal = internal
+        self._background = background
+
+    def in_background(self) -> DaemonGateway:
+        """The same gateway for the learner: each request holds its instance's own-request slot (own_slot.py).
+
+        A search, an index run or an assistant tool asks on a user's behalf and never waits for it.
+        """
+        return DaemonGateway(self._registry, self._internal, background=True)
 
     def _server(self, language: str) -> ServerConfig | None:
         for cfg in self._registry.config.enabled_servers().values():
@@ -126,7 +134,10 @@ class DaemonGateway:
                     path = uri_to_path(uri)
                     if path is not None:
                         await held.enter_async_context(self._internal.using(inst, path))
-                return await inst.request(method, dict(params), timeout)
+                if not self._background:
+                    return await inst.request(method, dict(params), timeout)
+                async with inst.own_slot.held(inst.pending):
+                    return await inst.request(method, dict(params), timeout, background=True)
         except ServerRequestFailed as exc:
             # The code lets the search tell "method not supported" from a failure.
             raise GatewayError(str(exc), code=exc.code) from exc

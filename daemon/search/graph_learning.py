@@ -189,7 +189,8 @@ class GraphLearner:
                 try:
                     result = await learn_round(
                         entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
-                        self._gateway,
+                        # Each request holds its server's own-request slot: never beside a bind walk's.
+                        self._gateway.in_background(),
                         config,
                         after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
                         limit=ROUND_SYMBOLS,

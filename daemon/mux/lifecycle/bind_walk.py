@@ -10,8 +10,9 @@ discovery ends. The answers are dropped: never cached (the entries carry no cach
 forwarded (they are internal entries).
 
 No client waits for work nobody asked: a request goes out only when nothing at all is in flight at
-the server (a client's, the learner's or another of the daemon's own) and no client has sent
-anything for `QUIET_S`; the conditions are looked at again before every file, so a client that
+the server (a client's, the learner's or another of the daemon's own), the learner is not about to
+send one (both hold the instance's `own_slot` around each request: own_slot.py) and no client has
+sent anything for `QUIET_S`; the conditions are looked at again before every file, so a client that
 speaks stops the walk after the one file in flight, and it resumes at the next quiet moment.
 pyright also postpones a scheduled background analysis (an open file's diagnostics) to 250 ms
 after each request it is asked (`recordUserInteractionTime`); those are scheduled when a document
@@ -159,8 +160,11 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
         if uri in walk.bound:
             continue
         walk.state = f"{walked}/{len(asks)} files"
-        await _until_quiet(inst)
-        failure = await _ask(inst, method, params)
+        await _until_quiet(inst, slot=True)
+        try:
+            failure = await _ask(inst, method, params)
+        finally:
+            inst.own_slot.give_back()
         if failure is not None:
             return f"stopped: {failure}"
         walk.bound.add(uri)
@@ -168,9 +172,11 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
     return "done"
 
 
-async def _until_quiet(inst: Instance) -> None:
+async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
     """Wait until the server is ready, has discovered its workspace, has nothing in flight, and clients are quiet.
 
+    With `slot`, also until the instance's own-request slot is free, and return holding it: a
+    learning request waiting for it goes first (it asked first), and quiet is looked at again.
     Polled: quiet is the absence of events (no client message for a while), which no event marks.
     """
     while True:
@@ -181,6 +187,7 @@ async def _until_quiet(inst: Instance) -> None:
             and len(inst.pending) == 0
             and inst.quiet_for(QUIET_S)
             and time.monotonic() - inst.notified_at >= QUIET_S
+            and (not slot or inst.own_slot.try_take())
         ):
             return
         await anyio.sleep(_WAIT_POLL_S)
@@ -188,7 +195,8 @@ async def _until_quiet(inst: Instance) -> None:
 
 async def _ask(inst: Instance, method: str, params: dict[str, Any]) -> str | None:
     """Send one file's request and wait for its answer, which is dropped; None, or why the walk must stop."""
-    entry = inst.pending.add_internal(method)
+    entry = inst.pending.add_internal(method, background=True)
+    inst.own_slot.sent(inst.pending, method)
     assert entry.done is not None
     log.debug("%s: bind walk: asking %s (server id %d)", inst.name, method, entry.server_id)
     try:

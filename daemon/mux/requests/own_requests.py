@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 _JOIN_TABLE_PRUNE = 256
 
 
-async def request(instance: Instance, method: str, params: Any, limit: float) -> Any:
+async def request(instance: Instance, method: str, params: Any, limit: float, *, background: bool = False) -> Any:
     """Ask the server `method` with `params` as the daemon; the decoded result."""
     discovery = instance.warmup.discovery
     if discovery.queues(method, own=True):
@@ -38,9 +38,9 @@ async def request(instance: Instance, method: str, params: Any, limit: float) ->
         # server from discovering its workspace, nor a search expand from half of it; and a
         # question must not overtake an editor's edit that waited before it.
         async with discovery.in_order(method, own=True):
-            sent = await _send(instance, method, params, limit)
+            sent = await _send(instance, method, params, limit, background)
     else:
-        sent = await _send(instance, method, params, limit)
+        sent = await _send(instance, method, params, limit, background)
     if isinstance(sent, _Hit):
         return sent.value
     entry, storable = sent
@@ -56,7 +56,9 @@ class _Hit:
         self.value = value
 
 
-async def _send(instance: Instance, method: str, params: Any, limit: float) -> tuple[Pending, bool] | _Hit:
+async def _send(
+    instance: Instance, method: str, params: Any, limit: float, background: bool
+) -> tuple[Pending, bool] | _Hit:
     """The cached answer, or the entry of the request now sent (or joined), and whether its answer is kept."""
     key = instance.cache.key_for(method, params)
     storable = key is not None and instance.caching_allowed(method)
@@ -71,7 +73,9 @@ async def _send(instance: Instance, method: str, params: Any, limit: float) -> t
         await instance.wait_ready(limit)
         if not instance.ready:
             raise ServerUnavailable(f"{instance.name} is not running ({instance.state})")
-        entry = instance.pending.add_internal(method)
+        entry = instance.pending.add_internal(method, background=background)
+        if background:
+            instance.own_slot.sent(instance.pending, method)
         if key is not None:
             entry.cache_key, entry.generation = key, instance.cache.generation_for(key)
             entry.storable = storable

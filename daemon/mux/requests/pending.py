@@ -56,6 +56,8 @@ class Pending:
     doc_uri: str | None = None
     # codeAction: the server's diagnostics back to the asker's wording (diagnostic_wording.py).
     diagnostics_back: dict[Any, Any] | None = None
+    # One of the daemon's own requests asked in a quiet moment (learning, bind walk): own_slot.py.
+    background: bool = False
 
 
 class PendingTable:
@@ -76,9 +78,9 @@ class PendingTable:
         self._by_client[(client.id, client_id)] = entry.server_id
         return entry
 
-    def add_internal(self, method: str) -> Pending:
-        """Register one of the daemon's own requests."""
-        entry = Pending(next(self._ids), method, None, None, done=anyio.Event())
+    def add_internal(self, method: str, *, background: bool = False) -> Pending:
+        """Register one of the daemon's own requests (`background`: learning's or the bind walk's)."""
+        entry = Pending(next(self._ids), method, None, None, done=anyio.Event(), background=background)
         self._by_server[entry.server_id] = entry
         return entry
 
