@@ -132,6 +132,8 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     # for `learn_quiet` seconds (daemon/search/graph_learning.py).
     learn_graph: bool | UnsetType = UNSET
     learn_quiet: Seconds | UnsetType = UNSET
+    # The daemon's learning and bind walk hold one slot per server (daemon/mux/requests/own_slot.py):
+    # above 1, the extra requests wait for it rather than queue at the server.
     learn_in_flight: Annotated[int, msgspec.Meta(ge=1, le=64)] | UnsetType = UNSET
     # A search first waits this long at most for the edits, saves and file events the
     # daemon already knows of to reach the index (it reads the writes it follows).

@@ -15,7 +15,9 @@ time, so each learning request still to be sent would be one more ahead of the c
 question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
 round's symbols are asked again at the next quiet moment. Each server has a lane of its own
 (its languages, `DaemonGateway.server_languages`), the lanes run side by side, and a lane sends
-one request at a time (`learn_in_flight`): a client's question waits behind one learning
+one request at a time (`learn_in_flight`), through a gateway whose requests hold their server's
+own-request slot (`DaemonGateway.in_background`, daemon/mux/requests/own_slot.py), so a bind walk
+never has a request in flight beside it: a client's question waits behind one learning or walk
 request of its server at most, and clangd, which answers call hierarchy from its index in
 milliseconds, does not wait behind pyright's incomingCalls (hundreds of milliseconds at 100k
 lines: docs/benchmarks.md, "Learning speed, issue 23").
@@ -189,8 +191,7 @@ class GraphLearner:
                 try:
                     result = await learn_round(
                         entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
-                        # Each request holds its server's own-request slot: never beside a bind walk's.
-                        self._gateway.in_background(),
+                        self._gateway,
                         config,
                         after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
                         limit=ROUND_SYMBOLS,

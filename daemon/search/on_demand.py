@@ -119,7 +119,9 @@ class SearchOnDemand:
         gateway = DaemonGateway(self._registry, self._internal)
         search = SearchService(indexes, gateway, self._search_table)
         busy = self._tools_running
-        self._learner = GraphLearner(indexes, gateway, lambda: search.config, lambda: search.active > 0 or busy())
+        # The learner's requests hold their server's own-request slot: never beside a bind walk's (own_slot.py).
+        learning = gateway.in_background()
+        self._learner = GraphLearner(indexes, learning, lambda: search.config, lambda: search.active > 0 or busy())
         self.indexes, self.search = indexes, search
         self._built.set()
         log.info("search stack loaded")
