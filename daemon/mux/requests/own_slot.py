@@ -48,10 +48,12 @@ class OwnRequestSlot:
         """Wait for the slot and hold it for one request (the learner's).
 
         A learning request its round gave up on (a client spoke) is left to finish for the cache
-        after the slot is let go: the next one also waits until no such request is in flight.
+        after the slot is let go: the next one also waits until no such request is in flight, and
+        until no client's is (one that came while it waited for a walk's file: its round's watch
+        stops the round within a poll, and the request must not go out before that).
         """
         async with self._the_lock():
-            while any(entry.background for entry in pending.entries()):  # noqa: ASYNC110
+            while pending.clients_waiting() or any(entry.background for entry in pending.entries()):  # noqa: ASYNC110
                 await anyio.sleep(_DETACHED_POLL_S)
             yield
 
