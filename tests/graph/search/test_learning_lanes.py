@@ -96,7 +96,10 @@ async def test_clangd_learns_while_pyright_answers_one_learning_request_at_a_tim
         async with anyio.create_task_group() as tg:
             tg.start_soon(learner.run_task)
             with anyio.fail_after(30):
-                # The C file's symbols are learned while pyright still holds its first learning request.
+                # The C file's symbols are learned while pyright still holds its first learning request:
+                # first that request (the lanes start in either order), then C's answers beside it.
+                while not gateway.in_flight["python"]:
+                    await anyio.sleep(0.01)
                 while gateway.answered["c"] == 0 or gateway.in_flight["c"]:
                     await anyio.sleep(0.01)
                 assert gateway.in_flight["python"] == 1 and gateway.answered["python"] == 0
