@@ -35,6 +35,8 @@ import os
 import subprocess
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import msgspec
@@ -77,6 +79,9 @@ class ClangdSymbolKeys:
         self._state: tuple[Path, Epoch, dict[str, object], dict[str, str]] | None = None
         # When (time.monotonic()) the last refresh of the state's root began.
         self._checked_at = float("-inf")
+        # Key material of each flags or configuration file as of the state (by a tag and its path),
+        # or why it has none: the same for every file under it until the next refresh, which clears it.
+        self._material: dict[tuple[str, str], object | NoKey] = {}
 
     def refresh(self, root: Path, since: float, binary: str, environment: dict[str, str], args: list[str]) -> None:
         """Check (and recompute where a stat moved) what keys depend on, unless a check of `root` began at
@@ -85,6 +90,7 @@ class ClangdSymbolKeys:
             if self._checked_at >= since and self._state is not None and self._state[0] == root:
                 return
             began = time.monotonic()
+            self._material = {}
             try:
                 self._state = self._refreshed(root, binary, environment, args)
                 self._checked_at = began
@@ -167,7 +173,7 @@ class ClangdSymbolKeys:
             rel = path.relative_to(root).as_posix()
             try:
                 flags = self._flags(root, rel, epoch, outside)
-                configs = _clangd_configs(root, rel, epoch, outside)
+                configs = self._clangd_configs(root, rel, epoch, outside)
             except NoKey as exc:
                 log.debug("clangd symbols of %s are not kept by text: %s", rel, exc)
                 return None
@@ -187,7 +193,7 @@ class ClangdSymbolKeys:
             for name in found:
                 where = prefix + name
                 if name == FLAGS_FILE:
-                    chosen.append((where, _checked([flags_file_command(root / where, root)], outside)))
+                    chosen.append(self._memo("flags", where, partial(_flags_file, root, where, outside)))
                     continue
                 commands = self._database(root, where, epoch.configs[where])
                 own = commands.get(os.path.normpath(root / rel))
@@ -195,10 +201,36 @@ class ClangdSymbolKeys:
                     chosen.append((where, _checked(own, outside)))
                 else:
                     # Interpolated from the database's other entries, by path: all of them count.
-                    every = {placeholder(f, root): _checked(c, outside) for f, c in commands.items()}
-                    chosen.append((where, "interpolated", every))
+                    chosen.append(
+                        self._memo("interpolated", where, partial(_interpolated, root, where, commands, outside))
+                    )
             return chosen
         return "fallback"
+
+    def _memo(self, tag: str, where: str, make: Callable[[], object]) -> object:
+        """`make()` for one flags or configuration file, once per refresh (NoKey raised again for each file)."""
+        made = self._material.get((tag, where))
+        if made is None:
+            try:
+                made = make()
+            except NoKey as exc:
+                made = exc
+            self._material[(tag, where)] = made
+        if isinstance(made, NoKey):
+            raise NoKey(str(made))
+        return made
+
+    def _clangd_configs(self, root: Path, rel: str, epoch: Epoch, outside: dict[str, str]) -> list[object]:
+        """Every `.clangd` of the root above the file, outermost first, by text (root replaced) and the
+        stamps of the absolute paths out of the root its flags name."""
+        parts = rel.split("/")[:-1]
+        found: list[object] = []
+        for depth in range(len(parts) + 1):
+            here = "/".join(parts[:depth])
+            where = f"{here}/.clangd" if here else ".clangd"
+            if where in epoch.configs:
+                found.append(self._memo("clangd", where, partial(_clangd_config, root, here, where, outside)))
+        return found
 
     def _database(self, root: Path, where: str, sha256: str) -> dict[str, list[Command]]:
         cached = self._databases.get((str(root / where), sha256))
@@ -254,27 +286,29 @@ def _checked(commands: list[Command], outside: dict[str, str]) -> list[object]:
     return [[c.directory, list(c.arguments), [outside[p] for p in c.outside]] for c in commands]
 
 
-def _clangd_configs(root: Path, rel: str, epoch: Epoch, outside: dict[str, str]) -> list[object]:
-    """Every `.clangd` of the root above the file, outermost first, by text (root replaced) and the
-    stamps of the absolute paths out of the root its flags name."""
-    parts = rel.split("/")[:-1]
-    found: list[object] = []
-    for depth in range(len(parts) + 1):
-        here = "/".join(parts[:depth])
-        where = f"{here}/.clangd" if here else ".clangd"
-        if where not in epoch.configs:
-            continue
-        try:
-            text = (root / where).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise NoKey(f"{where}: {exc}") from exc
-        if any(word in text for word in _LOCATED_CONFIG) or ".." in text:
-            raise NoKey(f"{where} matches paths, names a database or a path out of its directory")
-        named = config_outside(text, (root / where).parent, root)
-        if any(path not in outside for path in named):
-            raise NoKey(f"{where} names a path out of the root without a stamp")
-        found.append([here, placeholder(text, root), [outside[path] for path in named]])
-    return found
+def _flags_file(root: Path, where: str, outside: dict[str, str]) -> object:
+    """A compile_flags.txt as key material: the one command it gives every file under it."""
+    return (where, _checked([flags_file_command(root / where, root)], outside))
+
+
+def _interpolated(root: Path, where: str, commands: dict[str, list[Command]], outside: dict[str, str]) -> object:
+    """A database as key material for a file it does not list: clangd interpolates from all its entries."""
+    return (where, "interpolated", {placeholder(f, root): _checked(c, outside) for f, c in commands.items()})
+
+
+def _clangd_config(root: Path, here: str, where: str, outside: dict[str, str]) -> list[object]:
+    """One `.clangd` of the root as key material: its text (root replaced) and the stamps of the
+    absolute paths out of the root its flags name."""
+    try:
+        text = (root / where).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NoKey(f"{where}: {exc}") from exc
+    if any(word in text for word in _LOCATED_CONFIG) or ".." in text:
+        raise NoKey(f"{where} matches paths, names a database or a path out of its directory")
+    named = config_outside(text, (root / where).parent, root)
+    if any(path not in outside for path in named):
+        raise NoKey(f"{where} names a path out of the root without a stamp")
+    return [here, placeholder(text, root), [outside[path] for path in named]]
 
 
 def _user_config(environment: dict[str, str]) -> str | None:
