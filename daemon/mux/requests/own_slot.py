@@ -71,5 +71,7 @@ class OwnRequestSlot:
 
     def sent(self, pending: PendingTable, method: str) -> None:
         """A background request was just registered: say how many are in flight at the server now (tests read it)."""
+        if not log.isEnabledFor(logging.DEBUG):
+            return  # the count is for the log line alone: no pass over the table at other levels
         count = sum(1 for entry in pending.entries() if entry.background)
         log.debug("%s: own background request %s sent; %d in flight", self._name, method, count)
