@@ -47,6 +47,7 @@ from lensmux.daemon.search.gateway import DaemonGateway
 from lensmux.daemon.search.indexing import IndexService
 from lensmux.daemon.search.root_index import RootIndex
 from lensmux.graph.index import IndexStoreError, RootNotIndexed
+from lensmux.graph.index.errors import store_errors_unwrapped
 from lensmux.graph.search import LearnRound, SearchConfig, learn_round
 
 log = logging.getLogger(__name__)
@@ -172,23 +173,21 @@ class GraphLearner:
         """One round, or None if a client spoke (or a search began) before it was done."""
         began = time.monotonic()
         result: LearnRound | None = None
-        # Raised again outside the task group, which would wrap it in an ExceptionGroup that
-        # _round's handler does not match: a store lost mid-round (a team store going away under
-        # a worker thread) then left the learner task, and the daemon's task group with it.
-        failure: IndexStoreError | None = None
         # A lane that finished this generation's pass only takes what searches queued.
         finished = lane.finished_at.get(entry.root) == entry.indexer.store.generation
-        async with anyio.create_task_group() as group:
+        # A store lost mid-round (a team store going away under a worker thread) leaves the group
+        # as itself, for _round's handler: wrapped, it left the learner task and the daemon's group.
+        with store_errors_unwrapped():
+            async with anyio.create_task_group() as group:
 
-            async def watch() -> None:
-                # Client activity is a timestamp per instance, not an event: polled, only during a round.
-                while not self._busy() and self._gateway.quiet(time.monotonic() - began):  # noqa: ASYNC110
-                    await anyio.sleep(INTERRUPT_POLL_S)
-                group.cancel_scope.cancel()
+                async def watch() -> None:
+                    # Client activity is a timestamp per instance, not an event: polled, only during a round.
+                    while not self._busy() and self._gateway.quiet(time.monotonic() - began):  # noqa: ASYNC110
+                        await anyio.sleep(INTERRUPT_POLL_S)
+                    group.cancel_scope.cancel()
 
-            async def learn() -> None:
-                nonlocal result, failure
-                try:
+                async def learn() -> None:
+                    nonlocal result
                     result = await learn_round(
                         entry.search_index(),  # laid over the team snapshot if any: learns its symbols too
                         self._gateway,
@@ -198,14 +197,10 @@ class GraphLearner:
                         first=list(entry.learn_first),
                         languages=lane.languages,
                     )
-                except IndexStoreError as exc:  # RootNotIndexed included
-                    failure = exc
-                group.cancel_scope.cancel()
+                    group.cancel_scope.cancel()
 
-            group.start_soon(watch)
-            group.start_soon(learn)
-        if failure is not None:
-            raise failure
+                group.start_soon(watch)
+                group.start_soon(learn)
         return result
 
     def _next_root(self, lane: _Lane) -> RootIndex | None:
