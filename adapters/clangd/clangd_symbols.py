@@ -241,7 +241,8 @@ class ClangdSymbolKeys:
                 cached = exc
             self._databases[(str(root / where), sha256)] = cached
         if isinstance(cached, NoKey):
-            raise cached
+            # A new exception each time: raising the kept one would grow its traceback at every file.
+            raise NoKey(str(cached))
         return cached
 
     def _search_list(
