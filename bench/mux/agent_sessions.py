@@ -33,6 +33,7 @@ Writes bench/out/agent_sessions-<time>.json, bench/out/agent_sessions.json and .
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -91,6 +92,11 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         choices=("on", "off"),
         default="on",
         help="the daemon's file-by-file parse-and-bind walk of pyright ([servers.pyright] prebind)",
+    )
+    parser.add_argument(
+        "--node-options",
+        default=None,
+        help="NODE_OPTIONS for the daemon's pyright ([servers.pyright.env]); '' clears the configured ones",
     )
     add_common_options(parser)
     args = parser.parse_args(argv)
@@ -282,10 +288,20 @@ def _project_run(project: AgentProject, args: argparse.Namespace, work: Path) ->
     for n in args.agents:
         if not args.skip_own:
             out["runs"][f"own-{n}"] = anyio.run(_own, project, references, n, args)
-        config = config_text() + ("" if args.prebind == "on" else "\n[servers.pyright]\nprebind = false\n")
+        config = _shared_config(args)
         with bench_daemon(work / f"daemon-{project.name}-{n}", config) as daemon:
             out["runs"][f"shared-{n}"] = anyio.run(_shared, daemon, project, references, n, args)
     return out
+
+
+def _shared_config(args: argparse.Namespace) -> str:
+    """The benchmark daemon's configuration with this run's pyright settings."""
+    config = config_text() + "\n[servers.pyright]\n"
+    if args.prebind == "off":
+        config += "prebind = false\n"
+    if args.node_options is not None:
+        config += f"\n[servers.pyright.env]\nNODE_OPTIONS = {json.dumps(args.node_options)}\n"
+    return config
 
 
 async def _settle(project: AgentProject, args: argparse.Namespace) -> dict[str, Any]:
@@ -305,6 +321,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "warm_with": args.warm_with,
         "quiet_s": args.quiet,
         "prebind": args.prebind,
+        "node_options": args.node_options,
     }
     result["projects"] = {}
     for name in [p.strip() for p in args.projects.split(",") if p.strip()]:
