@@ -6,8 +6,11 @@ and what they import. The first cross-file question about a symbol nobody asked 
 binding files nobody had opened (issue 21). The adapter names a short per-file request that does
 that work (`Adapter.bind_file_request`: pyright's documentSymbol); the daemon asks it for every
 workspace file once per server process, and for the files of a workspace folder added, after
-discovery ends. The answers are dropped: never cached (the entries carry no cache key), never
-forwarded (they are internal entries).
+discovery ends: the files the server itself enumerates (`Adapter.source_files`; pyright answers
+documentSymbol of a file it does not track with [] and parses nothing), in path order, until
+`prebind_max_files` are bound in the process (each holds server memory for its life). The
+answers are dropped: never cached (the entries carry no cache key), never forwarded (they are
+internal entries).
 
 No client waits for work nobody asked: a request goes out only when nothing at all is in flight at
 the server (a client's, the learner's or another of the daemon's own), the learner is not about to
