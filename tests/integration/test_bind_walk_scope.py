@@ -13,6 +13,8 @@ what the scope saves is the requests.
 from __future__ import annotations
 
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
@@ -23,6 +25,7 @@ from support.lspclient import LspClient
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 TRACE = '\n[servers.pyright.settings.python.analysis]\nlogLevel = "Trace"\n'
+Session = tuple[DaemonProc, LspClient]
 # After the walk is done: long enough for a stray request's binding line to arrive.
 SETTLE_S = 1.0
 
@@ -61,15 +64,20 @@ def _listed(daemon: DaemonProc) -> int:
     return int(found[-1]) if found else -1
 
 
-async def _session(daemon: DaemonProc, editor: LspClient, root: Path, state: str = "done") -> None:
-    await editor.initialize(root)
-    await editor.open(root / "main.py", "python")
-    with anyio.fail_after(60):
-        while not any(m.startswith(("Found ", "No source files")) for m in _messages(editor)):
-            await anyio.sleep(0.05)
-    wait_until(lambda: _walk_state(daemon) == state, timeout=60, what=f"bind walk {state} in status")
-    # A wait, not a measurement: any binding line the walk caused has arrived by then.
-    await anyio.sleep(SETTLE_S)
+@asynccontextmanager
+async def _walked(base: Path, root: Path, config: str = TRACE, state: str = "done") -> AsyncIterator[Session]:
+    """A daemon and an editor on `root` (main.py open), once `lensmux status` shows the walk in `state`."""
+    with running_daemon(base, config) as daemon:
+        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
+            await editor.initialize(root)
+            await editor.open(root / "main.py", "python")
+            with anyio.fail_after(60):
+                while not any(m.startswith(("Found ", "No source files")) for m in _messages(editor)):
+                    await anyio.sleep(0.05)
+            wait_until(lambda: _walk_state(daemon) == state, timeout=60, what=f"bind walk {state} in status")
+            # A wait, not a measurement: any binding line the walk caused has arrived by then.
+            await anyio.sleep(SETTLE_S)
+            yield daemon, editor
 
 
 MAIN = {"main.py": "def main() -> int:\n    return 1\n"}
@@ -87,15 +95,13 @@ async def test_an_excluded_folders_file_is_never_asked(tmp_path: Path) -> None:
             "tests/fixtures/case.py": "class Case:\n    pass\n",
         },
     )
-    with running_daemon(tmp_path / "d", TRACE) as daemon:
-        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
-            await _session(daemon, editor, root)
-            assert _bound(editor, "lib.py") and _bound(editor, "tests/test_lib.py")
-            assert not _bound(editor, "build/gen.py") and not _bound(editor, "tests/fixtures/case.py")
-            assert _listed(daemon) == _found(editor) == 3
-        # pyright alone answers [] for a file it does not track, without parsing it: asking one would
-        # cost a request in a quiet moment for nothing (seen on main: 5 asks here).
-        assert daemon.log_text().count("bind walk: asking") == 3
+    async with _walked(tmp_path / "d", root) as (daemon, editor):
+        assert _bound(editor, "lib.py") and _bound(editor, "tests/test_lib.py")
+        assert not _bound(editor, "build/gen.py") and not _bound(editor, "tests/fixtures/case.py")
+        assert _listed(daemon) == _found(editor) == 3
+    # pyright alone answers [] for a file it does not track, without parsing it: asking one would
+    # cost a request in a quiet moment for nothing (seen on main: 5 asks here).
+    assert daemon.log_text().count("bind walk: asking") == 3
 
 
 async def test_an_include_narrower_than_the_root_is_followed(tmp_path: Path) -> None:
@@ -108,13 +114,11 @@ async def test_an_include_narrower_than_the_root_is_followed(tmp_path: Path) -> 
             "scripts/tool.py": "def tool() -> None:\n    pass\n",
         },
     )
-    with running_daemon(tmp_path / "d", TRACE) as daemon:
-        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
-            await _session(daemon, editor, root)
-            assert _bound(editor, "src/pkg/core.py")
-            assert not _bound(editor, "scripts/tool.py")
-            assert _listed(daemon) == _found(editor) == 1
-        assert daemon.log_text().count("bind walk: asking") == 1
+    async with _walked(tmp_path / "d", root) as (daemon, editor):
+        assert _bound(editor, "src/pkg/core.py")
+        assert not _bound(editor, "scripts/tool.py")
+        assert _listed(daemon) == _found(editor) == 1
+    assert daemon.log_text().count("bind walk: asking") == 1
 
 
 async def test_the_walk_lists_as_many_files_as_pyright_found(tmp_path: Path) -> None:
@@ -145,27 +149,23 @@ async def test_the_walk_lists_as_many_files_as_pyright_found(tmp_path: Path) -> 
             "other/x.py": "X = 1\n",
         },
     )
-    with running_daemon(tmp_path / "d", TRACE) as daemon:
-        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
-            await _session(daemon, editor, root)
-            # main.py, pkg/a.py, pkg/sub/b.py, pkg/stubs/h.pyi, tools/run.py.
-            assert _listed(daemon) == _found(editor) == 5
-            assert not _bound(editor, "libs/lib.py") and not _bound(editor, "other/x.py")
-        assert daemon.log_text().count("bind walk: asking") == 5
+    async with _walked(tmp_path / "d", root) as (daemon, editor):
+        # main.py, pkg/a.py, pkg/sub/b.py, pkg/stubs/h.pyi, tools/run.py.
+        assert _listed(daemon) == _found(editor) == 5
+        assert not _bound(editor, "libs/lib.py") and not _bound(editor, "other/x.py")
+    assert daemon.log_text().count("bind walk: asking") == 5
 
 
 async def test_the_cap_stops_the_walk_and_status_says_so(tmp_path: Path) -> None:
     root = _write(tmp_path / "proj", MAIN | {f"m{n}.py": f"V{n} = {n}\n" for n in range(5)})
     config = TRACE + "\n[servers.pyright]\nprebind_max_files = 2\n"
-    with running_daemon(tmp_path / "d", config) as daemon:
-        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
-            await _session(daemon, editor, root, state="2/6 files (cap)")
-            # In path order: m0.py and m1.py, then the cap.
-            assert _bound(editor, "m0.py") and _bound(editor, "m1.py")
-            assert not any(_bound(editor, f"m{n}.py") for n in (2, 3, 4))
-            status = daemon.run_cli("status")
-            assert "prebind: 2/6 files (cap)" in status.stdout
-        assert daemon.log_text().count("bind walk: asking") == 2
+    async with _walked(tmp_path / "d", root, config, state="2/6 files (cap)") as (daemon, editor):
+        # In path order: m0.py and m1.py, then the cap.
+        assert _bound(editor, "m0.py") and _bound(editor, "m1.py")
+        assert not any(_bound(editor, f"m{n}.py") for n in (2, 3, 4))
+        status = daemon.run_cli("status")
+        assert "prebind: 2/6 files (cap)" in status.stdout
+    assert daemon.log_text().count("bind walk: asking") == 2
 
 
 async def test_a_malformed_config_falls_back_and_is_logged_once(tmp_path: Path) -> None:
@@ -174,19 +174,17 @@ async def test_a_malformed_config_falls_back_and_is_logged_once(tmp_path: Path) 
         MAIN | {"pyrightconfig.json": '{"exclude": ["build"\n', "build/gen.py": "class Gen:\n    pass\n"},
     )
     extra = _write(tmp_path / "extra", {"far.py": "FAR = 1\n"})
-    with running_daemon(tmp_path / "d", TRACE) as daemon:
-        async with LspClient.over_process(daemon.client_argv("pyright"), name="editor") as editor:
-            await _session(daemon, editor, root)
-            # pyright reads nothing from a configuration it cannot parse: its defaults, the walk's too.
-            assert _bound(editor, "build/gen.py")
-            assert _listed(daemon) == _found(editor) == 2
-            # A folder added lists the root's files again; the file is said to be unreadable once.
-            folder = {"uri": extra.as_uri(), "name": extra.name}
-            await editor.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [folder], "removed": []}})
-            with anyio.fail_after(60):
-                while not _bound(editor, "far.py"):
-                    await anyio.sleep(0.05)
-            wait_until(lambda: _walk_state(daemon) == "done", what="bind walk of the folder done")
-        log = daemon.log_text()
-        assert log.count("pyrightconfig.json is not valid JSON") == 1
-        assert "binding 3 workspace files ahead" in log
+    async with _walked(tmp_path / "d", root) as (daemon, editor):
+        # pyright reads nothing from a configuration it cannot parse: its defaults, the walk's too.
+        assert _bound(editor, "build/gen.py")
+        assert _listed(daemon) == _found(editor) == 2
+        # A folder added lists the root's files again; the file is said to be unreadable once.
+        folder = {"uri": extra.as_uri(), "name": extra.name}
+        await editor.notify("workspace/didChangeWorkspaceFolders", {"event": {"added": [folder], "removed": []}})
+        with anyio.fail_after(60):
+            while not _bound(editor, "far.py"):
+                await anyio.sleep(0.05)
+        wait_until(lambda: _walk_state(daemon) == "done", what="bind walk of the folder done")
+    log = daemon.log_text()
+    assert log.count("pyrightconfig.json is not valid JSON") == 1
+    assert "binding 3 workspace files ahead" in log
