@@ -51,12 +51,13 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # Costs the server's memory for the parse trees and binder tables.
     prebind: bool = True
     # At most this many files of one server process are bound (the walk's and the index run's), in
-    # path order; the walk stops there (`lensmux status`: `prebind: 2000/12000 files (cap)`). Each
+    # path order; the walk stops there (`lensmux status`: `prebind: 1000/12000 files (cap)`). Each
     # bound file keeps its parse tree and binder tables in the server's memory for the process's
-    # life: about 0.7 MiB per file with pyright 1.1.414 on 612 files of 12 KB (docs/benchmarks.md),
-    # so 2000 stay well under `[daemon.memory] server_limit_mb`'s 4096, past which the server is
-    # recycled and would bind them all again. 0: none.
-    prebind_max_files: Annotated[int, msgspec.Meta(ge=0)] = 2000
+    # life: with pyright 1.1.414, 0.6-0.9 MiB per file of 12 KB, 1.6-2.2 per file of 21 KB
+    # (bench/mux/bind_walk_memory.py, docs/benchmarks.md), so 1000 stay well under
+    # `[daemon.memory] server_limit_mb`'s 4096, past which the server is recycled and would bind
+    # them all again. 0: none.
+    prebind_max_files: Annotated[int, msgspec.Meta(ge=0)] = 1000
     # Recycle the server past this resident memory (MiB); None uses `[daemon.memory] server_limit_mb`.
     memory_limit_mb: int | None = None
 
