@@ -217,6 +217,16 @@ class Adapter:
         """
         return None
 
+    def source_files(self, root: Path) -> list[Path] | None:
+        """The files the server itself enumerates as sources of the workspace folder `root`, as it would (sorted).
+
+        What the bind walk asks `bind_file_request` of (daemon/mux/lifecycle/bind_walk.py), so that
+        the server is never asked about a file it alone would not load. Blocking (it walks `root`):
+        the daemon runs it in a worker thread. None (the default): not known; the daemon lists the
+        tree without hidden, dependency and virtual-environment folders.
+        """
+        return None
+
     def refresh_symbols_by_text(self, root: Path, since: float) -> None:
         """Bring what symbols_by_text reads from the disk of the instance's `root` up to date, as the
         disk was at or after `since` (time.monotonic()).

@@ -8,7 +8,7 @@ of the daemon.
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -50,6 +50,14 @@ class ServerConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # first cross-file question pays only for type evaluation (daemon/mux/lifecycle/bind_walk.py).
     # Costs the server's memory for the parse trees and binder tables.
     prebind: bool = True
+    # At most this many files of one server process are bound (the walk's and the index run's), in
+    # path order; the walk stops there (`lensmux status`: `prebind: 1000/12000 files (cap)`). Each
+    # bound file keeps its parse tree and binder tables in the server's memory for the process's
+    # life: with pyright 1.1.414, 0.6-0.9 MiB per file of 12 KB, 1.6-2.2 per file of 21 KB
+    # (bench/mux/bind_walk_memory.py, docs/benchmarks.md), so 1000 stay well under
+    # `[daemon.memory] server_limit_mb`'s 4096, past which the server is recycled and would bind
+    # them all again. 0: none.
+    prebind_max_files: Annotated[int, msgspec.Meta(ge=0)] = 1000
     # Recycle the server past this resident memory (MiB); None uses `[daemon.memory] server_limit_mb`.
     memory_limit_mb: int | None = None
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import sys
 import tomllib
@@ -13,7 +14,9 @@ import msgspec
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
-from lensmux.adapters.pyright import pyright_hover
+from lensmux.adapters.pyright import pyright_hover, pyright_sources
+
+log = logging.getLogger(__name__)
 
 # pyright's last word on enumerating the workspace ("Found 12 source files",
 # "No source files found."), logged at information level.
@@ -100,6 +103,8 @@ class PyrightAdapter(Adapter):
         self._loaded_since_found = False
         # Per configuration file: (mtime_ns, size) -> what of it pyright reads, hashed (None: unusable).
         self._config_digests: dict[str, tuple[tuple[int, int], str | None]] = {}
+        # Configuration files already logged as unreadable, with their mtime and size (source_files).
+        self._unreadable_said: set[tuple[str, int, int]] = set()
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answer every section; pyright treats null as "use defaults" only for some."""
@@ -152,6 +157,23 @@ class PyrightAdapter(Adapter):
         if path.suffix not in (".py", ".pyi"):
             return None
         return "textDocument/documentSymbol", {"textDocument": {"uri": path.as_uri()}}
+
+    def source_files(self, root: Path) -> list[Path]:
+        """The files pyright enumerates under `root`: its include, exclude and default excludes (pyright_sources.py)."""
+        analysis = self._section("python.analysis")
+        return pyright_sources.source_files(root, analysis if isinstance(analysis, dict) else {}, self._unreadable)
+
+    def _unreadable(self, path: Path, why: str) -> None:
+        """Said once per file and content: the walk lists files again after every folder added and restart."""
+        try:
+            st = path.stat()
+            stamp: tuple[str, int, int] = (str(path), st.st_mtime_ns, st.st_size)
+        except OSError:
+            stamp = (str(path), 0, 0)
+        if stamp in self._unreadable_said:
+            return
+        self._unreadable_said.add(stamp)
+        log.warning("pyright configuration %s %s; pyright reads nothing from it, nor does the bind walk", path, why)
 
     def indexing(self) -> bool:
         """True while pyright reports workspace analysis progress."""

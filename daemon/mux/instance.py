@@ -37,7 +37,7 @@ from lensmux.daemon.mux.lifecycle.breaker import CircuitBreaker
 from lensmux.daemon.mux.lifecycle.memory_watch import MemorySample
 from lensmux.daemon.mux.lifecycle.server_link import ServerLink
 from lensmux.daemon.mux.lifecycle.warmup import Warmup
-from lensmux.daemon.mux.progress.prologue import Greeting, Prologue
+from lensmux.daemon.mux.progress.prologue import Prologue
 from lensmux.daemon.mux.progress.request_progress import ShownProgress
 from lensmux.daemon.mux.requests import own_requests
 from lensmux.daemon.mux.requests.cache import ResponseCache
@@ -45,9 +45,8 @@ from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
 from lensmux.daemon.mux.requests.own_slot import OwnRequestSlot
 from lensmux.daemon.mux.requests.pending import Pending, PendingTable
 from lensmux.daemon.mux.supervisor import Supervisor
-from lensmux.daemon.mux.views.client_view import initialize_result_for
 from lensmux.daemon.mux.workspace.registrations import RegistrationTable
-from lensmux.daemon.mux.workspace.workspace_folders import WorkspaceFolders, client_initialized
+from lensmux.daemon.mux.workspace.workspace_folders import WorkspaceFolders
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import ErrorCode
 from lensmux.daemon.wire.framing import FrameLimits
@@ -95,7 +94,8 @@ class Instance:
         self._ready_set = False
         self._stopped = anyio.Event()
         self._last_client: ClientSession | None = None
-        self._waiting = 0
+        # Clients attaching, waiting for the server to be ready (joining.py).
+        self.waiting = 0
         self.breaker = CircuitBreaker(self.name, daemon.breaker)
         self.cache = ResponseCache(daemon.cache.max_bytes, daemon.cache.enabled)
         self.warmup = Warmup(self.name, adapter, self.cache, daemon.cache.warmup_quiet)
@@ -128,81 +128,24 @@ class Instance:
         """The supervisor has ended for good."""
         return self._stopped.is_set()
 
-    # -- clients ---------------------------------------------------------
+    @property
+    def marked_ready(self) -> bool:
+        """The server answered `initialize` and has not gone since (`ready` also wants its link)."""
+        return self._ready_set
 
-    async def attach(self, client: ClientSession, client_params: dict[str, Any], answer: Callable[[Raw], None]) -> None:
-        """Add a client once the server has an InitializeResult; `answer` sends the client its own."""
-        if self.stopped:
-            raise ServerUnavailable(f"{self.name} has stopped: {self.failure or 'idle'}")
-        if self.init_result is not None and not self._ready.is_set() and not self.breaker.ready_for_restart():
-            # The server is down behind an open breaker: join now, requests fail fast.
-            self._join(client, answer)
-            return
-        # A client joins `clients` only once the server is ready: until then it
-        # must not receive server traffic, and a failed start answers it itself.
-        self.idle_since = None
-        self._waiting += 1
-        try:
-            if self.init_params is None:
-                self.init_params = self.adapter.initialize_params(
-                    client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace
-                )
-                self._params_set.set()
-            while not self._ready.is_set():
-                if self.stopped:
-                    raise ServerUnavailable(f"{self.name} failed to start: {self.failure}")
-                await self._until_ready_or_stopped()
-        finally:
-            self._waiting -= 1
-            if not self.clients and not self._waiting:
-                self.idle_since = time.monotonic()
-        assert self.init_result is not None
-        await client_initialized(self, client.id, client_params)
-        self._join(client, answer)
+    # -- clients (a client's join: joining.py) ----------------------------
 
-    def _join(self, client: ClientSession, answer: Callable[[Raw], None]) -> None:
-        """Make `client` one of the instance's clients: the prologue around its InitializeResult, then live traffic.
-
-        Synchronous, so that nothing the server sends falls between what the client is
-        greeted with and what it receives live: it hears each start-up message exactly once.
-        """
-        greeting = self._greeting(client)
-        self.prologue.send(client, greeting.before_result)
-        answer(initialize_result_for(self, client))
-        self.prologue.send(client, greeting.after_result)
-        for token in greeting.follows:
-            routes = self.progress_routes.get(token)
-            if routes is not None:
-                routes.add(client.id)
-        self.clients[client.id] = client
-        self.idle_since = None
-        self._last_client = client
-
-    def _greeting(self, client: ClientSession) -> Greeting:
-        """The prologue as it stands, as the server alone would have said it to `client`."""
-        adapter, prologue = self.adapter, self.prologue
-        if prologue.open and not self.warmup.busy():
-            prologue.close()
-        options, root, workspace = client.initialization_options, self.key.root, client.workspace
-        return prologue.greeting(
-            lambda method: not adapter.extension_notification(method) or adapter.notification_wanted(method, options),
-            client.supports_progress,
-            lambda method, params: adapter.personal_greeting(method, params, root, workspace),
-        )
-
-    def initialized_again(self, client: ClientSession) -> None:
-        """A client sent `initialized` once more: a server that reloads its settings then tells it again."""
-        if self.adapter.reloads_on_initialized:
-            lines = [item for item in self._greeting(client).after_result if isinstance(item, bytes)]
-            self.prologue.send(client, [line for line in lines if b'"$/progress"' not in line])
-
-    def ensure_started(self, client_params: dict[str, Any]) -> None:
-        """Start the server for the daemon's own use if no client has yet."""
+    def supply_params(self, client_params: dict[str, Any]) -> None:
+        """The first client's (or the daemon's) initialize params start the server; later ones change nothing."""
         if self.init_params is None:
             self.init_params = self.adapter.initialize_params(
                 client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace
             )
             self._params_set.set()
+
+    def ensure_started(self, client_params: dict[str, Any]) -> None:
+        """Start the server for the daemon's own use if no client has yet."""
+        self.supply_params(client_params)
         if not self.clients:
             # The daemon's own use counts as activity for the idle timer.
             self.idle_since = time.monotonic()
@@ -230,7 +173,7 @@ class Instance:
         """Wait up to `timeout` for the server to be initialized; False if it is not."""
         with anyio.move_on_after(timeout):
             while not self.ready and not self.stopped:
-                await self._until_ready_or_stopped()
+                await self.until_ready_or_stopped()
         return self.ready
 
     # -- the daemon's own requests ----------------------------------------
@@ -357,7 +300,7 @@ class Instance:
             self._ready = anyio.Event()
             self._ready_set = False
 
-    async def _until_ready_or_stopped(self) -> None:
+    async def until_ready_or_stopped(self) -> None:
         """Return once the server is ready or supervision has ended (events, no polling)."""
         ready, stopped = self._ready, self._stopped
 
@@ -371,9 +314,14 @@ class Instance:
 
     def idle_for(self, seconds: float) -> bool:
         """No client attached or waiting for at least `seconds`."""
-        if self.clients or self._waiting or self.idle_since is None:
+        if self.clients or self.waiting or self.idle_since is None:
             return False
         return time.monotonic() - self.idle_since >= seconds
+
+    def start_idle_timer(self) -> None:
+        """The idle timer starts now, unless a client is attached or waiting."""
+        if not self.clients and not self.waiting:
+            self.idle_since = time.monotonic()
 
     @property
     def daemon_pid(self) -> int:

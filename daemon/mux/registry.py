@@ -14,6 +14,7 @@ from msgspec import Raw
 from lensmux.adapters.base import LSP_ROOT_FIELDS
 from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import Config
+from lensmux.daemon.mux import joining
 from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.instance import Instance, InstanceKey, ServerUnavailable
 from lensmux.daemon.paths import uri_to_path
@@ -116,7 +117,7 @@ class InstanceRegistry:
             raise ServerUnavailable(f"server {server!r} is not configured")
         hint, workspace = root_hint(params, adapter_for(self.config.servers[server]).root_fields)
         inst = self.get_or_create(self.key_for(server, hint, workspace=workspace))
-        await inst.attach(client, params, answer)
+        await joining.attach(inst, client, params, answer)
         return inst
 
     async def shutdown_all(self) -> None:

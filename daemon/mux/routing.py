@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from msgspec import UNSET, Raw
 
+from lensmux.daemon.mux import joining
 from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.diagnostics import diagnostic_wording, diagnostics, diagnostics_pull
 from lensmux.daemon.mux.diagnostics.diagnostic_wording import CODE_ACTION
@@ -80,7 +81,7 @@ async def _route(instance: Instance, client: ClientSession, env: Envelope, metho
     elif method == "initialized":
         if client.initialized:
             # Some clients send it twice (the Go MCP bridge); the server alone would have heard both.
-            instance.initialized_again(client)
+            joining.initialized_again(instance, client)
             return
         client.initialized = True
         registrations.replay(instance, client)

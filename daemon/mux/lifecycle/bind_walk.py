@@ -6,8 +6,11 @@ and what they import. The first cross-file question about a symbol nobody asked 
 binding files nobody had opened (issue 21). The adapter names a short per-file request that does
 that work (`Adapter.bind_file_request`: pyright's documentSymbol); the daemon asks it for every
 workspace file once per server process, and for the files of a workspace folder added, after
-discovery ends. The answers are dropped: never cached (the entries carry no cache key), never
-forwarded (they are internal entries).
+discovery ends: the files the server itself enumerates (`Adapter.source_files`; pyright answers
+documentSymbol of a file it does not track with [] and parses nothing), in path order, until
+`prebind_max_files` are bound in the process (each holds server memory for its life). The
+answers are dropped: never cached (the entries carry no cache key), never forwarded (they are
+internal entries).
 
 No client waits for work nobody asked: a request goes out only when nothing at all is in flight at
 the server (a client's, the learner's or another of the daemon's own), the learner is not about to
@@ -47,9 +50,10 @@ log = logging.getLogger(__name__)
 QUIET_S = 0.3
 # How often the conditions are looked at while a client is busy.
 _WAIT_POLL_S = 0.05
-# Folders no language server analyses as sources, as pyright 1.1.414 auto-excludes them: hidden
-# ones, dependencies, caches, editable-install shims, and virtual environments, known by what
-# they hold (its SourceEnumerator's markers).
+# For an adapter that cannot list its server's sources (`Adapter.source_files`), the folders no
+# language server analyses as sources, as pyright 1.1.414 auto-excludes them: hidden ones,
+# dependencies, caches, editable-install shims, and virtual environments, known by what they
+# hold (its SourceEnumerator's markers).
 _SKIPPED_DIRS = frozenset({"node_modules", "__pycache__"})
 _VENV_MARKERS = (("bin", "activate"), ("Scripts", "activate"), ("pyvenv.cfg",), ("conda-meta",))
 
@@ -103,10 +107,17 @@ class BindWalk:
         return self.state
 
 
-def workspace_files(roots: list[Path]) -> list[Path]:
-    """The files under `roots` a server might analyse, hidden and dependency folders left out (sorted)."""
+def workspace_files(adapter: Adapter, roots: list[Path]) -> list[Path]:
+    """The files of `roots` the server enumerates as sources, as its adapter lists them (sorted).
+
+    An adapter that cannot say: every file under them, hidden and dependency folders left out.
+    """
     found: set[Path] = set()
     for root in roots:
+        listed = adapter.source_files(root)
+        if listed is not None:
+            found.update(listed)
+            continue
         for folder, dirs, files in os.walk(root):
             dirs[:] = sorted(d for d in dirs if not _skipped(Path(folder) / d))
             found.update(Path(folder) / f for f in files if not f.startswith("."))
@@ -143,15 +154,21 @@ async def bind_walk_task(inst: Instance) -> None:
     while True:
         await walk.wait_due()
         await _until_quiet(inst)
-        files = await anyio.to_thread.run_sync(workspace_files, _roots(inst))
+        files = await anyio.to_thread.run_sync(workspace_files, inst.adapter, _roots(inst))
         asks = [(p.as_uri(), ask) for p in files if (ask := inst.adapter.bind_file_request(p)) is not None]
-        log.info("%s: binding %d workspace files ahead, one at a time in quiet moments", inst.name, len(asks))
-        walk.state = await _walk(inst, walk, asks)
+        cap = inst.config.prebind_max_files
+        log.info(
+            "%s: binding %d workspace files ahead (at most %d), one at a time in quiet moments",
+            inst.name,
+            len(asks),
+            cap,
+        )
+        walk.state = await _walk(inst, walk, asks, cap)
         log.info("%s: bind walk %s", inst.name, walk.state)
 
 
-async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str, dict[str, Any]]]]) -> str:
-    """Ask each file not yet bound, one at a time in quiet moments; "done" or why it stopped."""
+async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str, dict[str, Any]]]], cap: int) -> str:
+    """Ask each file not yet bound, one at a time in quiet moments, up to `cap` bound; "done" or why it stopped."""
     walked = sum(uri in walk.bound for uri, _ in asks)
     for uri, (method, params) in asks:
         if walk.is_due:
@@ -159,6 +176,9 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
             return "pending"
         if uri in walk.bound:
             continue
+        if walked >= cap:
+            # What the index run had bound counts too: the cap is on the server's memory.
+            return f"{walked}/{len(asks)} files (cap)"
         walk.state = f"{walked}/{len(asks)} files"
         await _until_quiet(inst, slot=True)
         try:

@@ -14,7 +14,9 @@ from lensmux.daemon.mux.lifecycle.bind_walk import BindWalk, binds_files, worksp
 pytestmark = pytest.mark.anyio
 
 
-def test_hidden_dependency_cache_and_virtualenv_folders_are_left_out(tmp_path: Path) -> None:
+def test_an_adapter_that_cannot_list_sources_gets_the_tree_without_hidden_dependency_cache_and_virtualenv_folders(
+    tmp_path: Path,
+) -> None:
     for rel in (
         "pkg/a.py",
         "pkg/sub/b.pyi",
@@ -29,8 +31,19 @@ def test_hidden_dependency_cache_and_virtualenv_folders_are_left_out(tmp_path: P
         (tmp_path / rel).write_text("x = 1\n")
     (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr\n")
     (tmp_path / "conda" / "conda-meta").mkdir()
-    found = [p.relative_to(tmp_path).as_posix() for p in workspace_files([tmp_path])]
+    clangd = adapter_for(load_config(tmp_path / "none.toml").servers["clangd"])
+    assert clangd.source_files(tmp_path) is None
+    found = [p.relative_to(tmp_path).as_posix() for p in workspace_files(clangd, [tmp_path])]
     assert found == ["pkg/a.py", "pkg/sub/b.pyi"]
+
+
+def test_pyright_lists_its_own_sources_for_each_root(tmp_path: Path) -> None:
+    for rel in ("a/pyrightconfig.json", "a/keep.py", "a/build/drop.py", "b/other.py", "b/notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text('{"exclude": ["build"]}' if rel.endswith(".json") else "x = 1\n")
+    pyright = adapter_for(load_config(tmp_path / "none.toml").servers["pyright"])
+    found = [p.relative_to(tmp_path).as_posix() for p in workspace_files(pyright, [tmp_path / "a", tmp_path / "b"])]
+    assert found == ["a/keep.py", "b/other.py"]
 
 
 def test_pyright_binds_python_files_and_clangd_none(tmp_path: Path) -> None:
