@@ -2,8 +2,8 @@
 
 Preparers (`symbol_concurrency` of them) read files, ask for their symbols, chunk them and
 look up the vectors at hand (the file's old chunks, the user's vector cache); embedders
-(`embed_concurrency`) take whatever prepared files need the model, up to `embed_batch` texts
-it has to embed, and embed them; one writer takes whatever embedded batches are ready, up to
+(`embed_concurrency`) take whatever prepared files need the model, up to `embed_batch` chunks,
+and embed the texts it has to; one writer takes whatever embedded batches are ready, up to
 `commit_files`/`commit_chunks`, and writes them in one transaction. A file the model has
 nothing to embed for goes from its preparer to the writer: a second worktree's files that its
 branch did not change are written while the model embeds the ones it did, where they used to
@@ -162,16 +162,20 @@ class FullRun:
                         return
                 waited = time.perf_counter() - waited
                 # What is ready, never waiting to fill: at the start that is one file, so the
-                # model starts with the server's first answer.
+                # model starts with the server's first answer. Bounded by chunks, not by the texts
+                # the model must embed: a worktree's batches then hold a few dozen of those, and
+                # the run's last ones are shared by both calls in flight instead of left to one.
                 parts, files, size = _take_ready(
-                    receive, first, _missing_size, self._config.commit_files, self._config.embed_batch
+                    receive, first, _embedded_size, self._config.commit_files, self._config.embed_batch
                 )
+                batch = Embedded.merge(parts)
                 started = time.perf_counter()
                 with self.clock.embedding():
-                    embedded = await self._writer.embed_missing(Embedded.merge(parts))
+                    embedded = await self._writer.embed_missing(batch)
                 log.debug(
-                    "embedded %d files (%d texts new to the model) in %.0f ms after waiting %.0f ms for prepared files",
-                    files, size, (time.perf_counter() - started) * 1000, waited * 1000,
+                    "embedded %d files (%d chunks, %d texts new to the model) in %.0f ms after waiting %.0f ms"
+                    " for prepared files",
+                    files, size, len(batch.missing), (time.perf_counter() - started) * 1000, waited * 1000,
                 )  # fmt: skip
                 await send.send(embedded)
 
@@ -209,10 +213,6 @@ def _take_ready(
         more_files, more_chunks = size(item)
         files, chunks = files + more_files, chunks + more_chunks
     return taken, files, chunks
-
-
-def _missing_size(looked: Embedded) -> tuple[int, int]:
-    return len(looked.batch), len(looked.missing)
 
 
 def _embedded_size(embedded: Embedded) -> tuple[int, int]:
