@@ -11,7 +11,8 @@ wait behind those in the embedders' stream and be written after the last one (is
 to happen inside the commit, so the model stopped while a batch was written and while the
 next one was looked up; two embedding calls in flight also keep both cores busy through
 each other's tokenising, pooling and onnxruntime's serial stretches. The streams bound
-what is held in memory: at most `commit_files` prepared files, and a few embedded batches.
+what is held in memory: at most `commit_files` prepared files waiting for the model, and
+`commit_files` embedded batches or files waiting for the writer.
 """
 
 from __future__ import annotations
@@ -107,7 +108,9 @@ class FullRun:
         """Prepare, embed and write every file of `todo`, taken in its order as preparers get free."""
         config = self._config
         prepared_send, prepared_recv = anyio.create_memory_object_stream[Embedded](config.commit_files)
-        embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](self.clock.embedders)
+        # As deep as a transaction: files from the preparers come one by one, and a stream only a few
+        # deep made a worktree's unchanged files into transactions of a few files each.
+        embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](config.commit_files)
         try:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self._prepare_all, todo, prepared_send, embedded_send.clone())
