@@ -58,7 +58,8 @@ class RunClock:
         if self._in_flight:
             self.busy_s += now - self._since
         elif self._waiting == self.embedders:
-            # Every embedder waits for a prepared file: the language server or the reads are behind.
+            # Every embedder waits for a prepared file with texts new to the model: the language
+            # server or the reads are behind, or (a clone) the vector cache had every text.
             self.starved_s += now - self._since
         self._since = now
 
