@@ -342,6 +342,11 @@ class Daemon:
         """Saves and edits in an instance's documents reach the indexes."""
         instance.on_saved.append(self._on_saved)
         instance.on_changed.append(lambda uri: self._on_changed(instance, uri))
+        # The bind walk waits while any root is being indexed, as learning does (bind_walk.py).
+        instance.warmup.bind_walk.gives_way = self._full_run_going
+
+    def _full_run_going(self) -> bool:
+        return self.searching is not None and self.searching.full_run_going()
 
     def _on_saved(self, uri: str) -> None:
         if self.searching is not None:

@@ -31,6 +31,8 @@ A full index run of any root is waited for too (`_indexing`, checked before each
 clone or a second worktree indexed right after its repository wants the cores for its own
 servers' documentSymbol, its chunking and its writes, and learning the repository's call
 graph meanwhile only made the new root searchable later (bench/index/worktree.py, issue 23).
+The end of a run counts as a client's message for `learn_quiet`: the search that usually
+follows `lensmux index --wait` had a round begun at the run's end beside it.
 """
 
 from __future__ import annotations
@@ -128,7 +130,7 @@ class GraphLearner:
                 # Not RECHECK_S: what a search queues (no index change) is looked at within a second.
                 await self._indexes.wait_changed(QUEUE_POLL_S)
                 continue
-            if self._indexing():
+            if self._indexing(config.learn_quiet_s):
                 self._show(entry, lane, "waiting for an index run")
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
@@ -154,9 +156,18 @@ class GraphLearner:
         else:
             entry.learning = next((s for s in states if s != "up to date"), "up to date")
 
-    def _indexing(self) -> bool:
-        """Whether a full index run is going on on any root."""
-        return any(entry.running for entry in self._indexes.roots.values())
+    def _indexing(self, quiet_s: float) -> bool:
+        """Whether a full index run is going on on any root, or ended less than `quiet_s` ago.
+
+        `lensmux index --wait` is how a run is waited for, and a search is what usually follows
+        it: a round begun as the run ended had the servers and the cores while that search
+        started (issue 23), so the end of a run counts as a client's last message does.
+        """
+        now = time.time()
+        return any(
+            entry.running or (entry.finished_at is not None and now - entry.finished_at < quiet_s)
+            for entry in self._indexes.roots.values()
+        )
 
     async def _let_go(self) -> None:
         """Close what learning left open, once no search, tool or other lane's round may be using it.

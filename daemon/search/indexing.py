@@ -265,6 +265,10 @@ class IndexService:
         with anyio.move_on_after(timeout):
             await self._changed.wait()
 
+    def full_run_going(self) -> bool:
+        """Whether a full index run goes on on any root: learning and the bind walk wait for it."""
+        return any(entry.running for entry in self.roots.values())
+
     def find(self, root: Path) -> RootIndex | None:
         """The index of `root` (or of the indexed root containing it)."""
         root = root.resolve()

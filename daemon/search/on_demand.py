@@ -171,6 +171,10 @@ class SearchOnDemand:
         """Whether any root is indexed (edits are then worth looking at)."""
         return self.indexes is not None and bool(self.indexes.roots)
 
+    def full_run_going(self) -> bool:
+        """Whether a full index run goes on on any root (the bind walk waits for it: app.py)."""
+        return self.indexes is not None and self.indexes.full_run_going()
+
     def status(self) -> dict[str, Any]:
         """The model and every root's index, for `lensmux status`."""
         if self.indexes is not None:

@@ -17,6 +17,11 @@ the server (a client's, the learner's or another of the daemon's own), the learn
 send one (both hold the instance's `own_slot` around each request: own_slot.py) and no client has
 sent anything for `QUIET_S`; the conditions are looked at again before every file, so a client that
 speaks stops the walk after the one file in flight, and it resumes at the next quiet moment.
+A full index run of any root is waited for too (`BindWalk.gives_way`, which the daemon points at
+its indexes, app.py), as learning waits for it: a second worktree or a clone indexed right after
+its repository wants the cores for its new texts' embeddings, and binding the new root's files
+meanwhile made it searchable later (issue 23, docs/benchmarks.md); the files the run's
+documentSymbol had this process answer are skipped afterwards.
 pyright also postpones a scheduled background analysis (an open file's diagnostics) to 250 ms
 after each request it is asked (`recordUserInteractionTime`); those are scheduled when a document
 changes or a file event arrives, so the walk waits `QUIET_S` after the daemon's own
@@ -31,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -69,6 +75,8 @@ class BindWalk:
         # URIs this server process has parsed and bound for the walk or for the index run.
         self.bound: set[str] = set()
         self.state = "pending" if enabled else "off"
+        # The daemon's own work the walk waits for: a full index run of any root (set by app.py).
+        self.gives_way: Callable[[], bool] = _nothing
 
     def restart(self) -> None:
         """A new server process: it has bound nothing yet."""
@@ -105,6 +113,10 @@ class BindWalk:
     def status(self) -> str:
         """off, pending, `walked/total files`, done, or why it stopped."""
         return self.state
+
+
+def _nothing() -> bool:
+    return False
 
 
 def workspace_files(adapter: Adapter, roots: list[Path]) -> list[Path]:
@@ -193,7 +205,8 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
 
 
 async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
-    """Wait until the server is ready, has discovered its workspace, has nothing in flight, and clients are quiet.
+    """Wait until the server is ready, has discovered its workspace, has nothing in flight, clients are quiet and no
+    index run goes on.
 
     With `slot`, also until the instance's own-request slot is free, and return holding it: a
     learning request waiting for it goes first (it asked first), and quiet is looked at again.
@@ -207,6 +220,7 @@ async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
             and len(inst.pending) == 0
             and inst.quiet_for(QUIET_S)
             and time.monotonic() - inst.notified_at >= QUIET_S
+            and not inst.warmup.bind_walk.gives_way()
             and (not slot or inst.own_slot.try_take())
         ):
             return

@@ -8,6 +8,7 @@ server that, once the client has spoken, is busy with the learning request in fl
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
@@ -111,6 +112,33 @@ async def test_nothing_is_learned_while_any_root_is_being_indexed(tmp_path: Path
             await anyio.sleep(0.5)
             assert gateway.requests == [] and learnable.learning == "waiting for an index run"
             clone.running = False
+            with anyio.fail_after(30):
+                while not gateway.requests:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+
+
+async def test_a_run_that_just_ended_counts_as_a_client_that_just_spoke(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        learnable = _entry(ix, finished_at=1.0)
+        # A clone whose run has just ended: the search that follows `index --wait` goes first.
+        clone = RootIndex(tmp_path / "clone", learnable.indexer, finished_at=time.time())
+
+        class Indexes:
+            roots = {ix.root: learnable, clone.root: clone}
+
+            async def wait_changed(self, timeout: float) -> None:
+                await anyio.sleep(timeout)
+
+        gateway = ClientSpeaksGateway(ix.root, speak_at=None)
+        config = SearchConfig(learn_quiet_s=2.0)
+        learner = GraphLearner(
+            cast(IndexService, Indexes()), cast(DaemonGateway, gateway), lambda: config, lambda: False
+        )
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            await anyio.sleep(0.5)
+            assert gateway.requests == [] and learnable.learning == "waiting for an index run"
             with anyio.fail_after(30):
                 while not gateway.requests:
                     await anyio.sleep(0.02)

@@ -24,11 +24,16 @@ Vectors = npt.NDArray[numpy.float32]
 
 @dataclass(frozen=True, slots=True)
 class Embedded:
-    """Outcomes with the vectors of their new texts, and the old chunk ids whose vectors they reuse."""
+    """Outcomes with the vectors of their new texts, and the old chunk ids whose vectors they reuse.
+
+    After `BatchWriter.look_up`, `missing` are the texts neither the file's old chunks nor the
+    vector cache had: the model's work; `embed_missing` leaves it empty.
+    """
 
     batch: list[Outcome]
     reuse: dict[str, int]
     vectors: dict[str, Vectors]
+    missing: tuple[str, ...] = ()
 
     @property
     def chunks(self) -> int:
@@ -41,11 +46,13 @@ class Embedded:
         if len(parts) == 1:
             return parts[0]
         merged = Embedded([], {}, {})
+        missing: list[str] = []
         for part in parts:
             merged.batch.extend(part.batch)
             merged.reuse.update(part.reuse)
             merged.vectors.update(part.vectors)
-        return merged
+            missing.extend(part.missing)
+        return Embedded(merged.batch, merged.reuse, merged.vectors, tuple(dict.fromkeys(missing)))
 
 
 class BatchWriter:
@@ -82,13 +89,31 @@ class BatchWriter:
 
     async def embed_new(self, batch: Sequence[Outcome]) -> Embedded:
         """Vectors for the batch's texts that no chunk of the same file has already (outside the lock)."""
+        return await self.embed_missing(await self.look_up(batch))
+
+    async def look_up(self, batch: Sequence[Outcome]) -> Embedded:
+        """What is at hand for the batch's texts: its files' old chunks and the vector cache; `missing` the rest.
+
+        A full run does this as each file is prepared, beside the model (pipeline.py): a file
+        with nothing missing goes to the writer without waiting for an embedder.
+        """
         files = self.files
         prepared = [o for o in batch if isinstance(o, Prepared)]
+        if not prepared:
+            return Embedded(list(batch), {}, {})
         texts = list(dict.fromkeys(c.text for p in prepared for c in p.write.chunks))
         # A chunk whose text is unchanged keeps the vector of its old copy (same file).
         reuse = await anyio.to_thread.run_sync(files.store.chunk_ids_by_text, [p.walked.rel for p in prepared])
-        embedded = await self.embed_map([t for t in texts if reuse.get(t) not in files.vectors])
-        return Embedded(list(batch), reuse, embedded)
+        wanted = [t for t in texts if reuse.get(t) not in files.vectors]
+        found = await self._cached(wanted)
+        return Embedded(list(batch), reuse, found, tuple(t for t in wanted if t not in found))
+
+    async def embed_missing(self, looked: Embedded) -> Embedded:
+        """`looked` with the vectors of its missing texts, from the model (and stored in the vector cache)."""
+        if not looked.missing:
+            return looked
+        made = await self._embed_and_keep(list(looked.missing))
+        return Embedded(looked.batch, looked.reuse, {**looked.vectors, **made})
 
     async def write(self, embedded: Embedded) -> list[WalkedFile]:
         """Write what embed_new returned in one transaction; returns the files that changed on disk meanwhile."""
@@ -143,16 +168,22 @@ class BatchWriter:
     async def embed_map(self, texts: Sequence[str]) -> dict[str, Vectors]:
         """text -> vector for each text: from the vector cache where it has one, else from the model."""
         texts = list(dict.fromkeys(texts))
-        cache = self.cache
-        if cache is None or not texts:
-            return dict(zip(texts, await self.embed(texts), strict=True))
-        dim = self.embedder.dim
-        found = await anyio.to_thread.run_sync(cache.get, self.model_id, texts, dim)
-        missing = [t for t in texts if t not in found]
-        made = dict(zip(missing, await self.embed(missing), strict=True))
-        if made:
-            await anyio.to_thread.run_sync(cache.put, self.model_id, made)
+        found = await self._cached(texts)
+        made = await self._embed_and_keep([t for t in texts if t not in found])
         return {**found, **made}
+
+    async def _cached(self, texts: Sequence[str]) -> dict[str, Vectors]:
+        """The vectors the user's vector cache has of `texts`."""
+        if self.cache is None or not texts:
+            return {}
+        return await anyio.to_thread.run_sync(self.cache.get, self.model_id, list(texts), self.embedder.dim)
+
+    async def _embed_and_keep(self, texts: list[str]) -> dict[str, Vectors]:
+        """The model's vectors of `texts`, put in the vector cache."""
+        made = dict(zip(texts, await self.embed(texts), strict=True))
+        if made and self.cache is not None:
+            await anyio.to_thread.run_sync(self.cache.put, self.model_id, made)
+        return made
 
     async def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed in batches of embed_batch, each in a worker thread; EmbeddingFailed on any error."""

@@ -1,13 +1,18 @@
 """A full run as three stages joined by bounded streams: preparing, embedding, writing.
 
-Preparers (`symbol_concurrency` of them) read files, ask for their symbols and chunk them;
-embedders (`embed_concurrency`) take whatever prepared files are ready, up to `embed_batch`
-chunks, and embed their new texts; one writer takes whatever embedded batches are ready,
-up to `commit_files`/`commit_chunks`, and writes them in one transaction. Embedding used
+Preparers (`symbol_concurrency` of them) read files, ask for their symbols, chunk them and
+look up the vectors at hand (the file's old chunks, the user's vector cache); embedders
+(`embed_concurrency`) take whatever prepared files need the model, up to `embed_batch` chunks,
+and embed the texts it has to; one writer takes whatever embedded batches are ready, up to
+`commit_files`/`commit_chunks`, and writes them in one transaction. A file the model has
+nothing to embed for goes from its preparer to the writer: a second worktree's files that its
+branch did not change are written while the model embeds the ones it did, where they used to
+wait behind those in the embedders' stream and be written after the last one (issue 23). Embedding used
 to happen inside the commit, so the model stopped while a batch was written and while the
 next one was looked up; two embedding calls in flight also keep both cores busy through
 each other's tokenising, pooling and onnxruntime's serial stretches. The streams bound
-what is held in memory: at most `commit_files` prepared files, and a few embedded batches.
+what is held in memory: at most `commit_files` prepared files waiting for the model, and
+`commit_files` embedded batches or files waiting for the writer.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from lensmux.graph.index.builder.files.walk import WalkedFile
-from lensmux.graph.index.builder.preparing.prepare import Outcome, Prepared
+from lensmux.graph.index.builder.preparing.prepare import Outcome
 from lensmux.graph.index.builder.runs.commit import BatchWriter, Embedded
 from lensmux.graph.index.config import IndexConfig
 
@@ -53,7 +58,8 @@ class RunClock:
         if self._in_flight:
             self.busy_s += now - self._since
         elif self._waiting == self.embedders:
-            # Every embedder waits for a prepared file: the language server or the reads are behind.
+            # Every embedder waits for a prepared file with texts new to the model: the language
+            # server or the reads are behind, or (a clone) the vector cache had every text.
             self.starved_s += now - self._since
         self._since = now
 
@@ -102,11 +108,13 @@ class FullRun:
     async def run(self, todo: Iterable[WalkedFile]) -> list[WalkedFile]:
         """Prepare, embed and write every file of `todo`, taken in its order as preparers get free."""
         config = self._config
-        prepared_send, prepared_recv = anyio.create_memory_object_stream[Outcome](config.commit_files)
-        embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](self.clock.embedders)
+        prepared_send, prepared_recv = anyio.create_memory_object_stream[Embedded](config.commit_files)
+        # As deep as a transaction: files from the preparers come one by one, and a stream only a few
+        # deep made a worktree's unchanged files into transactions of a few files each.
+        embedded_send, embedded_recv = anyio.create_memory_object_stream[Embedded](config.commit_files)
         try:
             async with anyio.create_task_group() as tg:
-                tg.start_soon(self._prepare_all, todo, prepared_send)
+                tg.start_soon(self._prepare_all, todo, prepared_send, embedded_send.clone())
                 tg.start_soon(self._embed_all, prepared_recv, embedded_send)
                 try:
                     retry = await self._write_all(embedded_recv)
@@ -119,27 +127,34 @@ class FullRun:
             embedded_recv.close()
         return retry
 
-    async def _prepare_all(self, todo: Iterable[WalkedFile], send: MemoryObjectSendStream[Outcome]) -> None:
+    async def _prepare_all(
+        self,
+        todo: Iterable[WalkedFile],
+        send: MemoryObjectSendStream[Embedded],
+        ready: MemoryObjectSendStream[Embedded],
+    ) -> None:
+        """Prepare and look up each file; to the embedders if the model must embed some of it, else to the writer."""
         files = iter(todo)
 
-        async def worker(out: MemoryObjectSendStream[Outcome]) -> None:
-            async with out:
+        async def worker(out: MemoryObjectSendStream[Embedded], direct: MemoryObjectSendStream[Embedded]) -> None:
+            async with out, direct:
                 for walked in files:  # shared iterator: each file goes to exactly one worker
-                    await out.send(await self._prepare(walked))
+                    looked = await self._writer.look_up([await self._prepare(walked)])
+                    await (out if looked.missing else direct).send(looked)
 
-        async with send, anyio.create_task_group() as tg:
+        async with send, ready, anyio.create_task_group() as tg:
             for _ in range(max(1, self._config.symbol_concurrency)):
-                tg.start_soon(worker, send.clone())
+                tg.start_soon(worker, send.clone(), ready.clone())
 
     async def _embed_all(
-        self, receive: MemoryObjectReceiveStream[Outcome], send: MemoryObjectSendStream[Embedded]
+        self, receive: MemoryObjectReceiveStream[Embedded], send: MemoryObjectSendStream[Embedded]
     ) -> None:
         async with receive, send, anyio.create_task_group() as tg:
             for _ in range(self.clock.embedders):
                 tg.start_soon(self._embedder, receive.clone(), send.clone())
 
     async def _embedder(
-        self, receive: MemoryObjectReceiveStream[Outcome], send: MemoryObjectSendStream[Embedded]
+        self, receive: MemoryObjectReceiveStream[Embedded], send: MemoryObjectSendStream[Embedded]
     ) -> None:
         async with receive, send:
             while True:
@@ -151,16 +166,20 @@ class FullRun:
                         return
                 waited = time.perf_counter() - waited
                 # What is ready, never waiting to fill: at the start that is one file, so the
-                # model starts with the server's first answer.
-                batch, _files, size = _take_ready(
-                    receive, first, _outcome_size, self._config.commit_files, self._config.embed_batch
+                # model starts with the server's first answer. Bounded by chunks, not by the texts
+                # the model must embed: a worktree's batches then hold a few dozen of those, and
+                # the run's last ones are shared by both calls in flight instead of left to one.
+                parts, files, size = _take_ready(
+                    receive, first, _embedded_size, self._config.commit_files, self._config.embed_batch
                 )
+                batch = Embedded.merge(parts)
                 started = time.perf_counter()
                 with self.clock.embedding():
-                    embedded = await self._writer.embed_new(batch)
+                    embedded = await self._writer.embed_missing(batch)
                 log.debug(
-                    "embedded %d files (%d chunks, %d new texts) in %.0f ms after waiting %.0f ms for prepared files",
-                    len(batch), size, len(embedded.vectors), (time.perf_counter() - started) * 1000, waited * 1000,
+                    "embedded %d files (%d chunks, %d texts new to the model) in %.0f ms after waiting %.0f ms"
+                    " for prepared files",
+                    files, size, len(batch.missing), (time.perf_counter() - started) * 1000, waited * 1000,
                 )  # fmt: skip
                 await send.send(embedded)
 
@@ -198,10 +217,6 @@ def _take_ready(
         more_files, more_chunks = size(item)
         files, chunks = files + more_files, chunks + more_chunks
     return taken, files, chunks
-
-
-def _outcome_size(outcome: Outcome) -> tuple[int, int]:
-    return 1, len(outcome.write.chunks) if isinstance(outcome, Prepared) else 0
 
 
 def _embedded_size(embedded: Embedded) -> tuple[int, int]:

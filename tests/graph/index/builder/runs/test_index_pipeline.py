@@ -15,6 +15,7 @@ from index_fakes import FakeEmbedder, FakeSymbolSource, module_text
 from support.projects import write_files
 
 from lensmux.graph.index import IndexConfig, Indexer
+from lensmux.graph.index.builder.caches.vector_cache import VectorCache
 
 pytestmark = pytest.mark.anyio
 
@@ -117,3 +118,66 @@ async def test_the_index_is_the_same_however_many_embedding_calls_run_at_once(tm
         "many", IndexConfig(embed_concurrency=concurrency, embed_batch=4, commit_files=3, commit_chunks=8)
     )
     assert len(one) > 20 and one == many
+
+
+# Both roots' vectors under one model id (it defaults to the embedder's class name).
+MODEL = "fake-model"
+
+
+class FakeStuckOnNewTexts(FakeEmbedder):
+    """Embeds at once, except a call with a text containing `marker`, which waits for `release` (or 30 s)."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+        self.stuck = threading.Event()
+        self.release = threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[numpy.float32]:
+        if any(self.marker in t for t in texts):
+            self.stuck.set()
+            self.release.wait(timeout=30)
+        return super().embed(texts)
+
+
+async def test_files_the_vector_cache_has_whole_are_written_while_the_model_embeds_others(tmp_path: Path) -> None:
+    # A second worktree: its branch changed one file; the others are texts another root embedded.
+    same = {f"pkg/mod{i}.py": module_text(i) for i in range(1, 9)}
+    cache = VectorCache.open(tmp_path / "cache.sqlite")
+    embedder = FakeStuckOnNewTexts("compute_changed_0")
+    try:
+        first = write_files(tmp_path / "repo", {"pkg/mod0.py": module_text(0), **same})
+        async with Indexer(
+            first, tmp_path / "state-repo", FakeEmbedder(), FakeSymbolSource(), vector_cache=cache, model_id=MODEL
+        ) as ix:
+            await ix.index_all()
+        changed = module_text(0).replace("compute_value_0", "compute_changed_0")
+        second = write_files(tmp_path / "wt", {"pkg/mod0.py": changed, **same})
+        # One embedding call at a time: the one stuck on the changed file holds the model.
+        config = IndexConfig(embed_concurrency=1)
+        async with Indexer(
+            second,
+            tmp_path / "state-wt",
+            embedder,
+            FakeSymbolSource(),
+            config=config,
+            vector_cache=cache,
+            model_id=MODEL,
+        ) as ix:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(ix.index_all)
+                await anyio.to_thread.run_sync(embedder.stuck.wait, 30)
+                # A deadlock guard, not a timing expectation: before files went from their preparer
+                # to the writer, they waited behind the stuck call, and this never became true.
+                with anyio.fail_after(30):
+                    while _paths(ix, "compute_value_8") != {"pkg/mod8.py"}:
+                        await anyio.sleep(0.02)
+                assert _paths(ix, "compute_changed_0") == set(), "the changed file waits for the model"
+                embedder.release.set()
+            assert _paths(ix, "compute_changed_0") == {"pkg/mod0.py"}
+            assert ix.status().files == 9 and ix.status().vectors == ix.status().chunks
+            # The model embedded the changed file's texts only: the rest came from the cache.
+            assert embedder.texts and all("pkg/mod0.py" in t for t in embedder.texts)
+    finally:
+        embedder.release.set()
+        cache.close()
