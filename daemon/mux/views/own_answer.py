@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 _SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}
 # A pull the server answers itself (pyright, for a client it registered pulls for) has its
 # report's diagnostics worded for the client as pushed ones are (diagnostic_wording.py).
-_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD, DOCUMENT_PULL}
+_SIGNATURE_HELP = "textDocument/signatureHelp"
+_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD, DOCUMENT_PULL, _SIGNATURE_HELP}
 
 
 def differs_per_client(instance: Instance, method: str) -> bool:
@@ -72,6 +73,10 @@ def for_client(
         own = ev.encode_value(instance.adapter.code_actions_as_commands(ev.decode_value(own) or []))
     if method == SYMBOLS_METHOD and doc_uri is not None:
         own = flat_symbols(own, doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers)
+    if method == _SIGNATURE_HELP:
+        # Worded by what the client declared, where the server does so (pyright: label offsets).
+        shaped = instance.adapter.signature_help_for_client(bytes(own), client.capabilities)
+        own = own if shaped is None else Raw(shaped)
     if method == DOCUMENT_PULL and doc_uri is not None:
         own = _pulled_for_client(instance, client, own, doc_uri)
     if method in index_scope.METHODS:
