@@ -35,9 +35,9 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
 
 _SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}
+_SIGNATURE_HELP = "textDocument/signatureHelp"
 # A pull the server answers itself (pyright, for a client it registered pulls for) has its
 # report's diagnostics worded for the client as pushed ones are (diagnostic_wording.py).
-_SIGNATURE_HELP = "textDocument/signatureHelp"
 _PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD, DOCUMENT_PULL, _SIGNATURE_HELP}
 
 
