@@ -189,6 +189,13 @@ class Adapter:
         """
         return None
 
+    def signature_help_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """The signature help the server alone gives this client, from the one it gave the daemon.
+
+        None: the same answer (the server answers every client alike, or this one as the daemon).
+        """
+        return None
+
     def plaintext_hover(self, markdown: str) -> str | None:
         """The hover the server alone gives a client without markdown, from the markdown it gave the daemon.
 

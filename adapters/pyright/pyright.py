@@ -14,7 +14,7 @@ import msgspec
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
-from lensmux.adapters.pyright import pyright_hover, pyright_sources
+from lensmux.adapters.pyright import pyright_hover, pyright_signatures, pyright_sources, pyright_tags
 
 log = logging.getLogger(__name__)
 
@@ -139,6 +139,20 @@ class PyrightAdapter(Adapter):
             "documentSelector": None,
             "identifier": "Pyright",
         }
+
+    def diagnostics_for_client(
+        self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]
+    ) -> list[tuple[Any, Any]] | None:
+        """Without the unused, unreachable or deprecated hints whose tag the client did not declare.
+
+        pyright alone drops them for such a client (adapters/pyright/pyright_tags.py); a set
+        without such a hint goes to it untouched.
+        """
+        return pyright_tags.without_undeclared(diagnostics, pyright_tags.undeclared_tags(client_caps))
+
+    def signature_help_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """Parameter labels as text, and the active signature's parameter, for a client that declared neither form."""
+        return pyright_signatures.for_client(result, client_caps)
 
     def plaintext_hover(self, markdown: str) -> str | None:
         """pyright's plaintext hover: its parts without fences, the docstring read back (pyright_hover.py)."""

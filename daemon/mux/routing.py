@@ -226,7 +226,7 @@ def _register(
     assert env.id is not UNSET and env.id is not None
     key, storable = route
     entry = instance.pending.add_client(method, client, env.id)
-    if method == SYMBOLS_METHOD or method in index_scope.METHODS:
+    if method in (SYMBOLS_METHOD, diagnostics_pull.DOCUMENT_PULL) or method in index_scope.METHODS:
         entry.doc_uri = key.uri if key is not None else _document_uri(env.params)
     if key is not None:
         # Identical requests join this one even while warming (they would get the

@@ -40,6 +40,13 @@ PY_INTL = (
     "def use_twice() -> int:\n"
     '    s = "日本🎉"; r = twice(3) + scale(2, 2)\n'
     "    return r + len(s) + len(sys.argv) + len(os.sep)\n"
+    # Unreachable code: pyright's hint tagged Unnecessary, which it sends only to a client that
+    # declared that tag (editors do; Serena's pyright and mcp-language-server do not).
+    "\n"
+    "\n"
+    "def never_reached() -> int:\n"
+    "    return 0\n"
+    '    print("never")\n'
 )
 
 C_BUSY = "static int busy_counter = 0;\n\nint busy_tick(void) {\n    return ++busy_counter;\n}\n"

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.diagnostics.diagnostics import Published
     from lensmux.daemon.mux.instance import Instance
 
-PULL_METHODS = frozenset({"textDocument/diagnostic", "workspace/diagnostic"})
+DOCUMENT_PULL = "textDocument/diagnostic"
+PULL_METHODS = frozenset({DOCUMENT_PULL, "workspace/diagnostic"})
 # The result id of "nothing published": a client holding it gets a full report once there is something.
 _NOTHING = "lensmux-0"
 

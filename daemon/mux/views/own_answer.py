@@ -17,6 +17,7 @@ from msgspec import Raw
 from lensmux.daemon.mux.clients.client_caps import declared
 from lensmux.daemon.mux.diagnostics import diagnostic_wording
 from lensmux.daemon.mux.diagnostics.diagnostic_wording import CODE_ACTION
+from lensmux.daemon.mux.diagnostics.diagnostics_pull import DOCUMENT_PULL
 from lensmux.daemon.mux.views import index_scope
 from lensmux.daemon.mux.views.edits import EDIT_RESULT_METHODS, client_versions, renumber_result
 from lensmux.daemon.mux.views.result_shape import (
@@ -34,7 +35,10 @@ if TYPE_CHECKING:
     from lensmux.daemon.mux.instance import Instance
 
 _SHAPED = COMPLETION_METHODS | EDIT_METHODS | {HOVER_METHOD}
-_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD}
+_SIGNATURE_HELP = "textDocument/signatureHelp"
+# A pull the server answers itself (pyright, for a client it registered pulls for) has its
+# report's diagnostics worded for the client as pushed ones are (diagnostic_wording.py).
+_PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD, DOCUMENT_PULL, _SIGNATURE_HELP}
 
 
 def differs_per_client(instance: Instance, method: str) -> bool:
@@ -69,10 +73,29 @@ def for_client(
         own = ev.encode_value(instance.adapter.code_actions_as_commands(ev.decode_value(own) or []))
     if method == SYMBOLS_METHOD and doc_uri is not None:
         own = flat_symbols(own, doc_uri, client.capabilities, blank_containers=instance.adapter.blank_flat_containers)
+    if method == _SIGNATURE_HELP:
+        # Worded by what the client declared, where the server does so (pyright: label offsets).
+        shaped = instance.adapter.signature_help_for_client(bytes(own), client.capabilities)
+        own = own if shaped is None else Raw(shaped)
+    if method == DOCUMENT_PULL and doc_uri is not None:
+        own = _pulled_for_client(instance, client, own, doc_uri)
     if method in index_scope.METHODS:
         # Only what this client's own opens would have put in the server's index.
         own = index_scope.for_client(instance, client, method, own, doc_uri)
     return own
+
+
+def _pulled_for_client(instance: Instance, client: ClientSession, result: Raw, uri: str) -> Raw:
+    """A full document report's items in the client's wording; the same bytes when that is the server's."""
+    report = ev.decode_value(result)
+    items = report.get("items") if isinstance(report, dict) and report.get("kind") == "full" else None
+    if not isinstance(items, list):
+        return result
+    worded = diagnostic_wording.for_client(instance, client, uri, items)
+    if worded is items:
+        return result
+    report["items"] = worded
+    return ev.encode_value(report)
 
 
 def _takes_commands_only(instance: Instance, client: ClientSession) -> bool:
