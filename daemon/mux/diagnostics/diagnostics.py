@@ -143,7 +143,10 @@ def on_publish(instance: Instance, params: Raw) -> None:
     store = instance.diagnostics
     entry, changed = store.record(uri, version, diagnostics)
     holders = [c for c in instance.documents.holders(uri) if c in instance.clients]
-    closing = store.closing.pop(uri, set())
+    # The clients that closed it as its last holders wait for the server's clearing publish (no
+    # version: the document is gone); a check's publish (of a version) already on its way when
+    # the didClose went is theirs too, as from the server alone, but not the end of their wait.
+    closing = store.closing.pop(uri, set()) if version is None else store.closing.get(uri, set())
     if holders or closing:
         targets = _push_clients(instance, [*holders, *(c for c in closing if c not in holders)])
     elif not diagnostics and uri not in store.broadcast:
