@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, PendingRequest
@@ -80,6 +81,13 @@ async def _open_ask_close(
     return answer, published
 
 
+async def _walked(daemon: DaemonProc) -> None:
+    """Wait until the daemon's bind walk has had pyright bind every file (only those are reordered)."""
+    with anyio.fail_after(120):
+        while daemon.instances("pyright")[0]["prebind"] != "done":
+            await anyio.sleep(0.1)
+
+
 def _told(published: list[Any]) -> list[list[str]]:
     return [sorted(d["message"] for d in p["diagnostics"]) for p in published]
 
@@ -113,6 +121,7 @@ async def test_an_agent_closing_at_its_answer_is_told_the_files_diagnostics_then
         # The editor keeps pyright warm (its workspace discovered) for the agent.
         await editor.initialize(root)
         await editor.wait_notification("window/logMessage", lambda p: "source file" in p.get("message", ""))
+        await _walked(daemon)
         await agent.initialize(root)
         shared, shared_told = await _open_ask_close(agent, core, "textDocument/references", params)
         assert REORDERED in daemon.log_text(), "the question did not go before the open: nothing tested"
@@ -135,6 +144,7 @@ async def test_anything_else_keeps_its_order(daemon: DaemonProc, tmp_path: Path,
     async with LspClient.over_unix(sock, name="editor") as editor, LspClient.over_unix(sock, name="agent") as agent:
         await editor.initialize(root)
         await editor.wait_notification("window/logMessage", lambda p: "source file" in p.get("message", ""))
+        await _walked(daemon)
         await agent.initialize(root)
         if case == "completion":
             position = {"textDocument": {"uri": core.as_uri()}, "position": {"line": 1, "character": 11}}

@@ -79,7 +79,11 @@ async def window(
         return None
     params = ev.decode_value(env.params)
     uri = _uri(params)
-    if uri is None or instance.documents.get(uri) is not None:
+    # Only a file this server process has parsed and bound unopened (the bind walk's, or the
+    # index run's documentSymbol): pyright tracks it, so it answers for it unopened as opened.
+    # pyright answers a question on a file it does not track (not yet discovered, or outside its
+    # include) only once the file is opened: documentSymbol `[]`, references without it.
+    if uri is None or instance.documents.get(uri) is not None or uri not in instance.warmup.bind_walk.bound:
         return None
     text = params["textDocument"].get("text")
     if not isinstance(text, str) or text != await disk_text(uri):
