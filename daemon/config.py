@@ -252,8 +252,9 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # client's question on it, which then goes to the server first (documents/request_first.py;
     # only for servers that read unopened files from disk). Negative: never reorder.
     request_first_window: float = 0.002
-    # How long that client's didClose of the file waits for the server's diagnostics of it.
-    request_first_close_hold: Seconds = 3.0
+    # How long the didOpen then waits for the server's answer to that question, and that
+    # client's didClose of the file for the server's diagnostics of it.
+    request_first_hold: Seconds = 3.0
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)

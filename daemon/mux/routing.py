@@ -334,6 +334,18 @@ class RequestFirstRoute:
     def goes_first(self, client: ClientSession, open_env: Envelope, nxt: Envelope) -> bool:
         return request_first.goes_first(self.instance, client, open_env, nxt)
 
+    async def answered(self, client: ClientSession, nxt: Envelope) -> None:
+        instance = self.instance
+        if nxt.id is UNSET or nxt.id is None:
+            return
+        hold = instance.daemon_config.request_first_hold
+        with anyio.move_on_after(hold) as scope:
+            await instance.pending.wait_answered(client, nxt.id)
+        if scope.cancelled_caught:
+            log.info(
+                "%s: %s's %s unanswered after %.1fs; its didOpen goes now", instance.name, client.name, nxt.method, hold
+            )
+
 
 def _document_uri(params: Raw | Any) -> str | None:
     """`params.textDocument.uri` of a request, if it has one."""

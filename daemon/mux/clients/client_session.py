@@ -48,6 +48,9 @@ class RequestFirst(Protocol):
     def goes_first(self, client: ClientSession, open_env: Envelope, nxt: Envelope) -> bool:
         """Whether `nxt`, the client's next message, is routed before `open_env`."""
 
+    async def answered(self, client: ClientSession, nxt: Envelope) -> None:
+        """Return once the server has answered `nxt`, routed first (or it is no use waiting longer)."""
+
 
 class ClientSession:
     """A connected client: its queue, its identity, its own outgoing requests."""
@@ -261,6 +264,7 @@ class ClientSession:
                 if nxt is not None and self.request_first.goes_first(self, env, nxt):
                     self._queued.popleft()
                     await self._handle_env(handler, nxt)
+                    await self.request_first.answered(self, nxt)
             except Exception as exc:
                 # Whatever went wrong, the didOpen itself is still routed.
                 self._failed(env, exc, is_request=False)

@@ -7,18 +7,21 @@ file (36-57 ms) runs before the answer is written (issue 21, docs/benchmarks.md)
 server that reads unopened files from disk (the adapter's
 `opening_saved_files_changes_answers` is False) answers a read-only question on a file
 whose opened text is the file as saved exactly as it would with the file open, so the
-daemon may forward such a question first and the didOpen right after it: the check
-then runs after the answer.
+daemon may forward such a question first and the didOpen once pyright has answered it:
+the check then runs after the answer. (Sent right after the question, the didOpen is read
+while pyright computes the references, which yields to its event loop, and its check still
+ran before the answer was written: measured, docs/benchmarks.md.)
 
 Only when the didOpen would be forwarded (first opener at the instance), its text is
 the saved file, and the same client's very next message, already read or arriving
 within `request_first_window`, is a request on that uri from `READ_ONLY`. Anything
-else keeps its order, and no other message waits.
+else keeps its order. While the didOpen waits for the answer (at most
+`request_first_hold`), that client's later messages wait behind it; other clients' do not.
 
 What the client is told stays as with its own server: alone it would hear the file's
 diagnostics (from the check) and then the empty set (from its didClose). Its didClose
 of that uri is held until the server has published for the uri after the forwarded
-didOpen (or `request_first_close_hold` passed), or the server, closing the file before
+didOpen (or `request_first_hold` passed), or the server, closing the file before
 checking it, would publish only the empty set.
 """
 
@@ -112,7 +115,7 @@ async def hold_close(instance: Instance, client: ClientSession, uri: str) -> Non
     if key not in store.request_first:
         return
     # The didOpen cleared the uri's last publish (diagnostics.opened): the next one is the check's.
-    with anyio.move_on_after(instance.daemon_config.request_first_close_hold) as scope:
+    with anyio.move_on_after(instance.daemon_config.request_first_hold) as scope:
         while store.latest.get(uri) is None:
             await store.changed.wait()
     store.request_first.discard(key)
@@ -121,6 +124,6 @@ async def hold_close(instance: Instance, client: ClientSession, uri: str) -> Non
             "%s: no diagnostics for %s within %.1fs of its reordered open; %s's didClose goes now",
             instance.name,
             uri,
-            instance.daemon_config.request_first_close_hold,
+            instance.daemon_config.request_first_hold,
             client.name,
         )
