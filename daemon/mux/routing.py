@@ -345,6 +345,8 @@ class RequestFirstRoute:
             log.info(
                 "%s: %s's %s unanswered after %.1fs; its didOpen goes now", instance.name, client.name, nxt.method, hold
             )
+        else:
+            log.debug("%s: %s's %s answered; its didOpen goes now", instance.name, client.name, nxt.method)
 
 
 def _document_uri(params: Raw | Any) -> str | None:

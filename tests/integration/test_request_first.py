@@ -25,8 +25,10 @@ pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 PYRIGHT = Path(sys.executable).parent / "pyright-langserver"
 PUBLISH = "textDocument/publishDiagnostics"
-# The daemon's debug line when it forwards a question before the didOpen it followed.
+# The daemon's debug lines when it forwards a question before the didOpen it followed, and
+# when the server has answered it (the didOpen goes to the server only then).
 REORDERED = "goes before its didOpen"
+ANSWERED = "answered; its didOpen goes now"
 
 FILES = {
     "pyproject.toml": '[project]\nname = "pkg"\nversion = "0.1"\n',
@@ -124,7 +126,12 @@ async def test_an_agent_closing_at_its_answer_is_told_the_files_diagnostics_then
         await _walked(daemon)
         await agent.initialize(root)
         shared, shared_told = await _open_ask_close(agent, core, "textDocument/references", params)
-        assert REORDERED in daemon.log_text(), "the question did not go before the open: nothing tested"
+        log = daemon.log_text()
+        assert REORDERED in log, "the question did not go before the open: nothing tested"
+        # pyright was sent the didOpen only once it had answered (sent with the question, it still
+        # checked the file before answering).
+        opened = log.index(f"textDocument/didOpen {core.as_uri()} ")
+        assert log.index(REORDERED) < log.index(ANSWERED) < opened
         assert shared == alone
         assert _told(shared_told) == expected
         # Asked again (now from the cache): told the same again.
