@@ -11,7 +11,8 @@ when it closes the moment it has the answer. Anything else keeps its order.
 from __future__ import annotations
 
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,18 @@ async def _walked(daemon: DaemonProc) -> None:
             await anyio.sleep(0.1)
 
 
+@asynccontextmanager
+async def _agent_beside_an_editor(daemon: DaemonProc, root: Path) -> AsyncIterator[LspClient]:
+    """An agent on the shared pyright, which an editor keeps warm (its workspace discovered, its files bound)."""
+    sock = daemon.runtime_dir / "pyright.sock"
+    async with LspClient.over_unix(sock, name="editor") as editor, LspClient.over_unix(sock, name="agent") as agent:
+        await editor.initialize(root)
+        await editor.wait_notification("window/logMessage", lambda p: "source file" in p.get("message", ""))
+        await _walked(daemon)
+        await agent.initialize(root)
+        yield agent
+
+
 def _told(published: list[Any]) -> list[list[str]]:
     return [sorted(d["message"] for d in p["diagnostics"]) for p in published]
 
@@ -118,13 +131,7 @@ async def test_an_agent_closing_at_its_answer_is_told_the_files_diagnostics_then
     expected = [checked, []]
     assert checked
 
-    sock = daemon.runtime_dir / "pyright.sock"
-    async with LspClient.over_unix(sock, name="editor") as editor, LspClient.over_unix(sock, name="agent") as agent:
-        # The editor keeps pyright warm (its workspace discovered) for the agent.
-        await editor.initialize(root)
-        await editor.wait_notification("window/logMessage", lambda p: "source file" in p.get("message", ""))
-        await _walked(daemon)
-        await agent.initialize(root)
+    async with _agent_beside_an_editor(daemon, root) as agent:
         shared, shared_told = await _open_ask_close(agent, core, "textDocument/references", params)
         log = daemon.log_text()
         assert REORDERED in log, "the question did not go before the open: nothing tested"
@@ -147,12 +154,7 @@ async def test_an_agent_closing_at_its_answer_is_told_the_files_diagnostics_then
 async def test_anything_else_keeps_its_order(daemon: DaemonProc, tmp_path: Path, case: str) -> None:
     root = write_files(tmp_path / "proj", FILES)
     core, use = root / "pkg" / "core.py", root / "pkg" / "use.py"
-    sock = daemon.runtime_dir / "pyright.sock"
-    async with LspClient.over_unix(sock, name="editor") as editor, LspClient.over_unix(sock, name="agent") as agent:
-        await editor.initialize(root)
-        await editor.wait_notification("window/logMessage", lambda p: "source file" in p.get("message", ""))
-        await _walked(daemon)
-        await agent.initialize(root)
+    async with _agent_beside_an_editor(daemon, root) as agent:
         if case == "completion":
             position = {"textDocument": {"uri": core.as_uri()}, "position": {"line": 1, "character": 11}}
             await _open_ask_close(agent, core, "textDocument/completion", position)
