@@ -337,6 +337,8 @@ class Daemon:
         attached.append(instance)
         # From now on a request may be routed as soon as it arrives, in the socket's read callback.
         client.route_now = functools.partial(routing.route_request_now, instance)
+        # And a question on a file it has just opened may go to the server before the open.
+        client.request_first = routing.RequestFirstRoute(instance)
 
     def _hook_instance(self, instance: Instance) -> None:
         """Saves and edits in an instance's documents reach the indexes."""

@@ -248,6 +248,13 @@ class DaemonConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     # "auto": uvloop when it is installed (a cheaper hop per message), else the stdlib loop;
     # "asyncio" or "uvloop" force one. LENSMUX_EVENT_LOOP in the environment wins.
     event_loop: Literal["auto", "asyncio", "uvloop"] = "auto"
+    # A client's first open of a saved file waits at most this long (seconds) for the same
+    # client's question on it, which then goes to the server first (documents/request_first.py;
+    # only for servers that read unopened files from disk). Negative: never reorder.
+    request_first_window: float = 0.002
+    # How long the didOpen then waits for the server's answer to that question, and that
+    # client's didClose of the file for the server's diagnostics of it.
+    request_first_hold: Seconds = 3.0
     cache: CacheConfig = msgspec.field(default_factory=CacheConfig)
     breaker: BreakerConfig = msgspec.field(default_factory=BreakerConfig)
     http: HttpConfig = msgspec.field(default_factory=HttpConfig)

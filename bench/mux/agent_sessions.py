@@ -98,6 +98,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="NODE_OPTIONS for the daemon's pyright ([servers.pyright.env]); '' clears the configured ones",
     )
+    parser.add_argument(
+        "--request-first",
+        choices=("on", "off"),
+        default="on",
+        help="an agent's question before its didOpen of the file ([daemon] request_first_window; off: -1)",
+    )
     add_common_options(parser)
     args = parser.parse_args(argv)
     if args.editors < 1:
@@ -297,6 +303,8 @@ def _project_run(project: AgentProject, args: argparse.Namespace, work: Path) ->
 def _shared_config(args: argparse.Namespace) -> str:
     """The benchmark daemon's configuration with this run's pyright settings."""
     config = config_text() + "\n[servers.pyright]\n"
+    if args.request_first == "off":
+        config = config.replace("[daemon]\n", "[daemon]\nrequest_first_window = -1.0\n", 1)
     if args.prebind == "off":
         config += "prebind = false\n"
     if args.node_options is not None:
@@ -322,6 +330,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "quiet_s": args.quiet,
         "prebind": args.prebind,
         "node_options": args.node_options,
+        "request_first": args.request_first,
     }
     result["projects"] = {}
     for name in [p.strip() for p in args.projects.split(",") if p.strip()]:

@@ -48,6 +48,12 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--order", choices=("open-first", "request-first"), default="open-first")
     parser.add_argument("--node-options", default=None, help="NODE_OPTIONS for the daemon's pyright")
     parser.add_argument("--prebind", choices=("on", "off"), default="on")
+    parser.add_argument(
+        "--request-first",
+        choices=("on", "off"),
+        default="on",
+        help="the daemon's [daemon] request_first_window (off: -1)",
+    )
     parser.add_argument("--out", type=Path, default=OUT_DIR / "agent_timeline")
     args = parser.parse_args(argv)
     # What agent_sessions' editor and settle helpers read.
@@ -58,6 +64,8 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 def _config(args: argparse.Namespace, relay_log: Path) -> str:
     argv = [str(RELAY), str(relay_log), *PYRIGHT]
     config = config_text() + "\n[servers.pyright]\n"
+    if args.request_first == "off":
+        config = config.replace("[daemon]\n", "[daemon]\nrequest_first_window = -1.0\n", 1)
     config += f"command = {json.dumps(sys.executable)}\nargs = {json.dumps(argv)}\n"
     if args.prebind == "off":
         config += "prebind = false\n"

@@ -19,7 +19,7 @@ from lensmux.daemon.mux import joining
 from lensmux.daemon.mux.clients.client_session import ClientSession
 from lensmux.daemon.mux.diagnostics import diagnostic_wording, diagnostics, diagnostics_pull
 from lensmux.daemon.mux.diagnostics.diagnostic_wording import CODE_ACTION
-from lensmux.daemon.mux.documents import notebooks
+from lensmux.daemon.mux.documents import notebooks, request_first
 from lensmux.daemon.mux.documents.documents import ServerNotice
 from lensmux.daemon.mux.documents.positions import client_encoding
 from lensmux.daemon.mux.errors import ServerUnavailable
@@ -317,8 +317,36 @@ async def _document_sync(instance: Instance, client: ClientSession, method: str,
         for hook in instance.on_changed:
             hook(str(uri))
     else:
+        await request_first.hold_close(instance, client, str(uri))
         await instance.sync_documents(lambda: docs.close(client.id, str(uri)))
         diagnostics.closed(instance, client, str(uri), last=docs.get(str(uri)) is None)
+
+
+class RequestFirstRoute:
+    """The session's request-first hook for one instance (documents/request_first.py)."""
+
+    def __init__(self, instance: Instance) -> None:
+        self.instance = instance
+
+    async def window(self, client: ClientSession, env: Envelope) -> float | None:
+        return await request_first.window(self.instance, client, env, _disk_text)
+
+    def goes_first(self, client: ClientSession, open_env: Envelope, nxt: Envelope) -> bool:
+        return request_first.goes_first(self.instance, client, open_env, nxt)
+
+    async def answered(self, client: ClientSession, nxt: Envelope) -> None:
+        instance = self.instance
+        if nxt.id is UNSET or nxt.id is None:
+            return
+        hold = instance.daemon_config.request_first_hold
+        with anyio.move_on_after(hold) as scope:
+            await instance.pending.wait_answered(client, nxt.id)
+        if scope.cancelled_caught:
+            log.info(
+                "%s: %s's %s unanswered after %.1fs; its didOpen goes now", instance.name, client.name, nxt.method, hold
+            )
+        else:
+            log.debug("%s: %s's %s answered; its didOpen goes now", instance.name, client.name, nxt.method)
 
 
 def _document_uri(params: Raw | Any) -> str | None:

@@ -8,11 +8,12 @@ when its queue is full.
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import anyio.lowlevel
@@ -36,6 +37,19 @@ RouteNow = Callable[["ClientSession", Envelope], bool]
 ResponseHook = Callable[[Envelope], Awaitable[None] | None]
 # Called instead of the response hook when the client leaves without answering.
 GoneHook = Callable[[str], Awaitable[None]]
+
+
+class RequestFirst(Protocol):
+    """Which of a client's questions go before its didOpen (mux/documents/request_first.py)."""
+
+    async def window(self, client: ClientSession, env: Envelope) -> float | None:
+        """How long the didOpen `env` may wait for the client's next message; None: not at all."""
+
+    def goes_first(self, client: ClientSession, open_env: Envelope, nxt: Envelope) -> bool:
+        """Whether `nxt`, the client's next message, is routed before `open_env`."""
+
+    async def answered(self, client: ClientSession, nxt: Envelope) -> None:
+        """Return once the server has answered `nxt`, routed first (or it is no use waiting longer)."""
 
 
 class ClientSession:
@@ -89,6 +103,13 @@ class ClientSession:
         # Set once the client is attached to an instance: its requests may then be routed
         # inside the socket's read callback (`_take_now`).
         self.route_now: RouteNow | None = None
+        # Set once attached, like route_now: lets a question overtake the didOpen just before it.
+        self.request_first: RequestFirst | None = None
+        # The read batch being routed, and whether the reader waits for a message to look at
+        # (then the read callback routes nothing: what comes must not overtake that didOpen).
+        self._queued: collections.deque[bytes] = collections.deque()
+        self._peeking = False
+        self._ended = False
 
     @property
     def supports_progress(self) -> bool:
@@ -206,7 +227,8 @@ class ClientSession:
         """Every message that arrived since the last wake-up, routed in order."""
         assert self._proto is not None
         read_batch = self._proto.read_batch
-        while True:
+        queued = self._queued
+        while not self._ended:
             try:
                 batch = await read_batch()
             except FramingError as exc:
@@ -215,12 +237,61 @@ class ClientSession:
             if batch is None:
                 return
             self.last_active = time.monotonic()
-            for body in batch:
-                await self._handle_body(handler, body)
+            queued.extend(batch)
+            while queued:
+                body = queued.popleft()
+                if self.request_first is not None and b'"textDocument/didOpen"' in body:
+                    await self._open(handler, body)
+                else:
+                    await self._handle_body(handler, body)
             if self._proto.has_ready():
                 # More arrived while routing: yield first, so a flooding client cannot
                 # starve the others (without it, waiting for the next batch yields).
                 await anyio.lowlevel.checkpoint()
+
+    async def _open(self, handler: Handler, body: bytes) -> None:
+        """Route a didOpen, after the client's next message if that is a question that goes first."""
+        assert self.request_first is not None
+        try:
+            env = ev.decode(body)
+        except ev.EnvelopeError:
+            await self._handle_body(handler, body)
+            return
+        if env.method == "textDocument/didOpen" and env.id is UNSET:
+            try:
+                wait = await self.request_first.window(self, env)
+                nxt = await self._peek(wait) if wait is not None else None
+                if nxt is not None and self.request_first.goes_first(self, env, nxt):
+                    self._queued.popleft()
+                    await self._handle_env(handler, nxt)
+                    await self.request_first.answered(self, nxt)
+            except Exception as exc:
+                # Whatever went wrong, the didOpen itself is still routed.
+                self._failed(env, exc, is_request=False)
+        await self._handle_env(handler, env)
+
+    async def _peek(self, wait: float) -> Envelope | None:
+        """The client's next message, left queued: already read, or read within `wait` seconds."""
+        assert self._proto is not None
+        if not self._queued and wait > 0:
+            self._peeking = True
+            try:
+                with anyio.move_on_after(wait):
+                    batch = await self._proto.read_batch()
+                    if batch is None:
+                        self._ended = True
+                    else:
+                        self._queued.extend(batch)
+            except FramingError as exc:
+                self.close(f"unrecoverable framing error: {exc}")
+            finally:
+                self._peeking = False
+        if not self._queued:
+            return None
+        try:
+            return ev.decode(self._queued[0])
+        except ev.EnvelopeError:
+            return None
 
     def _take_now(self, body: bytes) -> bool:
         """Route a request inside the read callback when the instance takes it at once; True if it did.
@@ -233,7 +304,7 @@ class ClientSession:
         """
         route = self.route_now
         # `"id"` in the body, or it cannot be a request: a notification (a large didChange) is not decoded twice.
-        if route is None or self._silent or b'"id"' not in body:
+        if route is None or self._silent or self._peeking or b'"id"' not in body:
             return False
         try:
             env = ev.decode(body)
@@ -257,6 +328,9 @@ class ClientSession:
             log.info("%s sent a bad message: %s", self.name, exc)
             self.reply_error(exc.id, exc.code, str(exc))
             return
+        await self._handle_env(handler, env)
+
+    async def _handle_env(self, handler: Handler, env: Envelope) -> None:
         # The envelope's shape, read from its fields (decode has classified it).
         is_response = env.method is UNSET
         is_request = not is_response and env.id is not UNSET

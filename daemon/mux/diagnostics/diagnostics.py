@@ -67,6 +67,9 @@ class DiagnosticsStore:
     # uri -> (version sent to the server, when): publishes it owes (diagnostics_nudge.py).
     awaited: dict[str, tuple[int, float]] = field(default_factory=dict)
     awaited_added: anyio.Event = field(default_factory=anyio.Event)
+    # (client id, uri) whose question went before its didOpen: its didClose waits for the
+    # server's publish after that open (documents/request_first.py).
+    request_first: set[tuple[int, str]] = field(default_factory=set)
 
     def record(self, uri: str, version: int | None, diagnostics: list[Any]) -> tuple[Published, bool]:
         """Keep a publish; return it and whether its diagnostics differ from the previous ones."""
@@ -86,6 +89,7 @@ class DiagnosticsStore:
             shown.pop(client_id, None)
         for closing in self.closing.values():
             closing.discard(client_id)
+        self.request_first = {key for key in self.request_first if key[0] != client_id}
         for uri, pulls in list(self.parked.items()):
             pulls[:] = [p for p in pulls if p.client.id != client_id]
             if not pulls:
@@ -143,7 +147,10 @@ def on_publish(instance: Instance, params: Raw) -> None:
     store = instance.diagnostics
     entry, changed = store.record(uri, version, diagnostics)
     holders = [c for c in instance.documents.holders(uri) if c in instance.clients]
-    closing = store.closing.pop(uri, set())
+    # The clients that closed it as its last holders wait for the server's clearing publish (no
+    # version: the document is gone); a check's publish (of a version) already on its way when
+    # the didClose went is theirs too, as from the server alone, but not the end of their wait.
+    closing = store.closing.pop(uri, set()) if version is None else store.closing.get(uri, set())
     if holders or closing:
         targets = _push_clients(instance, [*holders, *(c for c in closing if c not in holders)])
     elif not diagnostics and uri not in store.broadcast:

@@ -67,6 +67,8 @@ class PendingTable:
         self._ids = itertools.count(1)
         self._by_server: dict[int, Pending] = {}
         self._by_client: dict[tuple[int, Id], int] = {}
+        # Set (and dropped) at the next pop, for whoever waits on an answer (wait_answered).
+        self._popped: anyio.Event | None = None
 
     def __len__(self) -> int:
         return len(self._by_server)
@@ -95,7 +97,17 @@ class PendingTable:
         entry = self._by_server.pop(server_id, None)
         if entry is not None and entry.client is not None and entry.client_id is not None:
             self._by_client.pop((entry.client.id, entry.client_id), None)
+        if self._popped is not None:
+            self._popped.set()
+            self._popped = None
         return entry
+
+    async def wait_answered(self, client: ClientSession, client_id: Id) -> None:
+        """Return once the server has answered the client's request `client_id` (at once if none is in flight)."""
+        while self.find_client(client, client_id) is not None:
+            if self._popped is None:
+                self._popped = anyio.Event()
+            await self._popped.wait()
 
     def get(self, server_id: int) -> Pending | None:
         """The entry for a server id, if still in flight."""

@@ -95,6 +95,20 @@ def test_a_clean_document_closed_is_cleared_as_the_server_alone_clears_it() -> N
     assert closer.of("textDocument/publishDiagnostics")[before:] == [{"uri": URI, "diagnostics": []}]
 
 
+def test_a_check_published_after_the_last_close_does_not_take_the_clearing_publish() -> None:
+    """The server's check of the file, on its way when the last holder's didClose went, and then
+    its clearing publish: the closer is told both, as by the server alone."""
+    closer = stub(1, PUSH)
+    inst: Any = StubInstance(closer)
+    _open(inst, closer, 1)
+    inst.documents.close(closer.id, URI)
+    diagnostics.closed(inst, closer, URI, last=True)
+    _publish(inst, [ERROR], version=1)
+    _publish(inst, [], version=None)
+    told = [p["diagnostics"] for p in closer.of("textDocument/publishDiagnostics")]
+    assert told == [[ERROR], []]
+
+
 def test_a_push_client_joining_later_gets_the_diagnostics_of_files_nobody_holds() -> None:
     early, late, puller = stub(1, PUSH), stub(2, PUSH), stub(3, PULL)
     inst: Any = StubInstance(early)
