@@ -196,6 +196,13 @@ class Adapter:
         """
         return None
 
+    def completion_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """The completion answer (or resolved item) the server alone gives this client, from the daemon's.
+
+        None: the same answer.
+        """
+        return None
+
     def plaintext_hover(self, markdown: str) -> str | None:
         """The hover the server alone gives a client without markdown, from the markdown it gave the daemon.
 

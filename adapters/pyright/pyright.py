@@ -14,7 +14,13 @@ import msgspec
 
 from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
-from lensmux.adapters.pyright import pyright_hover, pyright_signatures, pyright_sources, pyright_tags
+from lensmux.adapters.pyright import (
+    pyright_completion_docs,
+    pyright_hover,
+    pyright_signatures,
+    pyright_sources,
+    pyright_tags,
+)
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +159,10 @@ class PyrightAdapter(Adapter):
     def signature_help_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
         """Parameter labels as text, and the active signature's parameter, for a client that declared neither form."""
         return pyright_signatures.for_client(result, client_caps)
+
+    def completion_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """Documentation in plaintext for a client that lists no markdown (pyright_completion_docs.py)."""
+        return pyright_completion_docs.for_client(result, client_caps)
 
     def plaintext_hover(self, markdown: str) -> str | None:
         """pyright's plaintext hover: its parts without fences, the docstring read back (pyright_hover.py)."""

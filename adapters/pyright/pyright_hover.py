@@ -60,6 +60,11 @@ def plaintext_hover(markdown: str) -> str | None:
     return "".join(out).rstrip()
 
 
+def plaintext_docstring(markdown: str) -> str:
+    """A docstring as convertDocStringToPlainText gives it, from convertDocStringToMarkdown's markdown."""
+    return _docstring(markdown)
+
+
 def _parts(markdown: str) -> list[tuple[str, str]] | None:
     """("python" | "text" | "doc", text) in order."""
     out: list[tuple[str, str]] = []

@@ -67,6 +67,10 @@ def for_client(
             edits_follow_caps=instance.adapter.edits_follow_client_caps,
             plaintext_hover=instance.adapter.plaintext_hover,
         )
+    if method in COMPLETION_METHODS:
+        # Documentation in the format the client listed, where the server words it so (pyright).
+        worded = instance.adapter.completion_for_client(bytes(own), client.capabilities)
+        own = own if worded is None else Raw(worded)
     if diagnostics_back:
         own = diagnostic_wording.result_to_client(own, diagnostics_back)
     if method == CODE_ACTION and _takes_commands_only(instance, client):
