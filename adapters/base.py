@@ -58,6 +58,9 @@ class Adapter:
     edits_follow_client_caps = True
     # Whether the server offers prepareRename only to clients that declared `rename.prepareSupport`.
     prepare_rename_follows_client_caps = True
+    # Whether the server folds a completion item's labelDetails into its label for a client that
+    # did not declare `completionItem.labelDetailsSupport` (clangd); False: it sends them anyway.
+    folds_label_details = True
 
     # Whether the server announces code action kinds, and answers CodeAction literals, only to a
     # client that declared `codeAction.codeActionLiteralSupport` (else `true` and Commands).

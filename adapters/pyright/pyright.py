@@ -79,6 +79,9 @@ class PyrightAdapter(Adapter):
     # pyright gets the same as from pyright alone.
     edits_follow_client_caps = False
     prepare_rename_follows_client_caps = False
+    # pyright sends an auto-import item's labelDetails whatever the client declared (1.1.414,
+    # seen with a client without labelDetailsSupport).
+    folds_label_details = False
     # In pull mode pyright still publishes an empty set for a document when it is closed.
     clears_closed_documents_for_pull_clients = True
     # pyright analyses every workspace file from disk whether or not it is open.

@@ -4,7 +4,8 @@ pyright words an item's documentation by `completionItem.documentationFormat`: t
 markdown and plaintext listed, plaintext when neither (eglot, Helix, Serena, the MCP bridges).
 The shared pyright is told markdown. A markdown client and two plaintext ones complete and
 resolve the same items through one daemon: a function (type detail and docstring) and a module
-(its docstring alone); each must get what a pyright of its own gives it.
+(its docstring alone); each must get what a pyright of its own gives it. A client without
+labelDetailsSupport also gets an auto-import item's labelDetails: pyright alone sends them anyway.
 """
 
 from __future__ import annotations
@@ -45,13 +46,17 @@ FORMS: dict[str, list[str] | None] = {
     "plaintext": ["plaintext"],
     "no format": None,
 }
+# A client that declared no labelDetailsSupport: pyright alone still sends an auto-import
+# item's labelDetails (its module), which the daemon must not fold into the label.
+NO_LABEL_DETAILS = "plaintext, no labelDetailsSupport"
 
 
-def _caps(formats: list[str] | None) -> dict[str, Any]:
+def _caps(name: str) -> dict[str, Any]:
     caps = default_client_capabilities()
-    # labelDetailsSupport: without it pyright alone still sends an auto-import's labelDetails,
-    # which the daemon drops (another difference, not this test's).
-    item: dict[str, Any] = {"resolveSupport": {"properties": ["documentation", "detail"]}, "labelDetailsSupport": True}
+    formats = FORMS.get(name, ["plaintext"])
+    item: dict[str, Any] = {"resolveSupport": {"properties": ["documentation", "detail"]}}
+    if name != NO_LABEL_DETAILS:
+        item["labelDetailsSupport"] = True
     if formats is not None:
         item["documentationFormat"] = formats
     caps["textDocument"]["completion"] = {"completionItem": item}
@@ -75,9 +80,9 @@ async def _answers(client: LspClient, root: Path) -> dict[str, Any]:
 async def test_each_client_gets_completion_documentation_in_its_own_format(daemon: DaemonProc, tmp_path: Path) -> None:
     root = write_files(tmp_path / "comp", FILES)
     want: dict[str, Any] = {}
-    for name, formats in FORMS.items():
+    for name in (*FORMS, NO_LABEL_DETAILS):
         async with LspClient.over_process(PYRIGHT, cwd=root, name="alone") as client:
-            await client.initialize(root, capabilities=_caps(formats))
+            await client.initialize(root, capabilities=_caps(name))
             want[name] = await _answers(client, root)
     # pyright alone writes these differently: what this test is about.
     for ask in ("function resolved", "module resolved", "auto-import resolved"):
@@ -85,11 +90,12 @@ async def test_each_client_gets_completion_documentation_in_its_own_format(daemo
         assert want["plaintext"][ask]["documentation"]["kind"] == "plaintext", want["plaintext"][ask]
     assert "value_name by *factor* <times>" in want["plaintext"]["function resolved"]["documentation"]["value"]
     assert want["plaintext"]["auto-import resolved"]["documentation"]["value"].startswith("from demo_pkg.calls import")
+    assert "labelDetails" in want[NO_LABEL_DETAILS]["auto-import"], want[NO_LABEL_DETAILS]["auto-import"]
 
     argv = daemon.client_argv("pyright")
-    for name, formats in FORMS.items():
+    for name in (*FORMS, NO_LABEL_DETAILS):
         async with LspClient.over_process(argv, name=name) as client:
-            await client.initialize(root, capabilities=_caps(formats))
+            await client.initialize(root, capabilities=_caps(name))
             got = await _answers(client, root)
         for ask in want[name]:
             # `data` is the server's own, opaque to a client (the shared pyright's differs: snippets).

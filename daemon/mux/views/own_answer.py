@@ -66,6 +66,7 @@ def for_client(
             client.capabilities,
             edits_follow_caps=instance.adapter.edits_follow_client_caps,
             plaintext_hover=instance.adapter.plaintext_hover,
+            folds_label_details=instance.adapter.folds_label_details,
         )
     if method in COMPLETION_METHODS:
         # Documentation in the format the client listed, where the server words it so (pyright).

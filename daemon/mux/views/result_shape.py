@@ -129,9 +129,9 @@ def _plain_item(item: dict[str, Any], default_format: Any) -> None:
     item["insertTextFormat"] = _PLAIN
 
 
-def _completion_for(value: Any, caps: dict[str, Any]) -> Any:
+def _completion_for(value: Any, caps: dict[str, Any], folds_label_details: bool) -> Any:
     snippets = supports_snippets(caps)
-    details = declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
+    details = _keeps_label_details(caps, folds_label_details)
     found = value.get("itemDefaults") if isinstance(value, dict) else None
     defaults: dict[str, Any] = found if isinstance(found, dict) else {}
     if isinstance(value, list):
@@ -204,6 +204,7 @@ def shape_result(
     *,
     edits_follow_caps: bool = True,
     plaintext_hover: Callable[[str], str | None] | None = None,
+    folds_label_details: bool = True,
 ) -> Raw:
     """`result` as the client with capabilities `caps` would have had it from the server alone.
 
@@ -211,11 +212,12 @@ def shape_result(
     whatever the client declared (the adapter knows): its answers pass unchanged.
     `plaintext_hover` is the adapter's rendering of a markdown hover in plaintext
     (None where it does not know it: the markdown is left as it is).
+    `folds_label_details` is False for a server that sends labelDetails to every client.
     """
     # Completions come with nearly every keystroke: the capabilities decide first, and the
     # raw bytes are searched in place (no copy) only for a client that lacks something.
-    if method in COMPLETION_METHODS and _completion_needs_shaping(result, caps):
-        return ev.encode_value(_completion_for(ev.decode_value(result), caps))
+    if method in COMPLETION_METHODS and _completion_needs_shaping(result, caps, folds_label_details):
+        return ev.encode_value(_completion_for(ev.decode_value(result), caps, folds_label_details))
     if (
         method in EDIT_METHODS
         and edits_follow_caps
@@ -249,11 +251,17 @@ def _plaintext_hover(result: Raw, plaintext_hover: Callable[[str], str | None]) 
     return ev.encode_value(value)
 
 
-def _completion_needs_shaping(raw: Raw, caps: dict[str, Any]) -> bool:
+def _completion_needs_shaping(raw: Raw, caps: dict[str, Any], folds_label_details: bool) -> bool:
     if not supports_snippets(caps) and _SNIPPET_FORMAT.search(raw) is not None:
         return True
-    details = declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
-    return not details and _LABEL_DETAILS.search(raw) is not None
+    return not _keeps_label_details(caps, folds_label_details) and _LABEL_DETAILS.search(raw) is not None
+
+
+def _keeps_label_details(caps: dict[str, Any], folds_label_details: bool) -> bool:
+    """Whether the client gets labelDetails as the server sent them."""
+    if not folds_label_details:
+        return True
+    return declared(caps, "textDocument.completion.completionItem.labelDetailsSupport") is True
 
 
 def edit_for_client(edit: dict[str, Any], caps: dict[str, Any]) -> dict[str, Any]:
