@@ -176,3 +176,17 @@ def declared(caps: dict[str, Any], path: str) -> Any:
             return None
         node = node.get(part)
     return node
+
+
+def markup_kind(caps: dict[str, Any], path: str) -> str:
+    """The markup kind a server alone writes for a client whose format list is at `path`.
+
+    The first of "markdown" and "plaintext" the client lists there (its order is its
+    preference); plaintext when it lists neither or declares nothing, as the protocol says and
+    as clangd and pyright do (hover contentFormat, completion and signature documentationFormat).
+    """
+    formats = declared(caps, path)
+    for kind in formats if isinstance(formats, list) else []:
+        if kind in ("markdown", "plaintext"):
+            return str(kind)
+    return "plaintext"

@@ -21,9 +21,8 @@ from typing import Any
 
 import msgspec
 
-from lensmux.adapters.capabilities import declared
+from lensmux.adapters.capabilities import markup_kind
 from lensmux.adapters.pyright import pyright_hover
-from lensmux.adapters.pyright.pyright_signatures import markup_kind
 
 _FORMATS = "textDocument.completion.completionItem.documentationFormat"
 _IMPORT = "```\n"
@@ -34,7 +33,7 @@ _MODULE = 9  # CompletionItemKind.Module
 
 def for_client(result: bytes, client_caps: dict[str, Any]) -> bytes | None:
     """The completion answer pyright alone gives this client; None when it is `result` itself."""
-    if markup_kind(declared(client_caps, _FORMATS)) != "plaintext" or b'"markdown"' not in result:
+    if markup_kind(client_caps, _FORMATS) != "plaintext" or b'"markdown"' not in result:
         return None
     try:
         value = msgspec.json.decode(result)

@@ -24,7 +24,7 @@ from typing import Any
 
 import msgspec
 
-from lensmux.adapters.capabilities import declared
+from lensmux.adapters.capabilities import declared, markup_kind
 from lensmux.adapters.pyright import pyright_hover
 
 _INFO = "textDocument.signatureHelp.signatureInformation"
@@ -34,7 +34,7 @@ def for_client(result: bytes, client_caps: dict[str, Any]) -> bytes | None:
     """The answer pyright alone gives this client; None when it is `result` itself."""
     offsets = declared(client_caps, f"{_INFO}.parameterInformation.labelOffsetSupport") is True
     active = declared(client_caps, f"{_INFO}.activeParameterSupport") is True
-    plaintext = markup_kind(declared(client_caps, f"{_INFO}.documentationFormat")) == "plaintext"
+    plaintext = markup_kind(client_caps, f"{_INFO}.documentationFormat") == "plaintext"
     if offsets and active and not (plaintext and b'"markdown"' in result):
         return None
     try:
@@ -69,14 +69,6 @@ def _labels_as_text(signature: Any) -> None:
         label = parameter.get("label") if isinstance(parameter, dict) else None
         if isinstance(label, list) and len(label) == 2 and all(isinstance(n, int) for n in label):
             parameter["label"] = units[2 * label[0] : 2 * label[1]].decode("utf-16-le", errors="replace")
-
-
-def markup_kind(formats: Any) -> str:
-    """The format pyright writes documentation in for a client listing `formats` (_getCompatibleMarkupKind)."""
-    for kind in formats if isinstance(formats, list) else []:
-        if kind in ("markdown", "plaintext"):
-            return str(kind)
-    return "plaintext"
 
 
 def _documentation_as_plaintext(signature: Any) -> None:

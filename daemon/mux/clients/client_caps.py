@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lensmux.adapters.capabilities import declared
+from lensmux.adapters.capabilities import declared, markup_kind
 
 __all__ = [
     "REFRESH_SUPPORT",
@@ -104,9 +104,4 @@ def hover_format(caps: dict[str, Any]) -> str:
     says and as clangd and pyright do (seen with both: ["foo", "markdown"] gets markdown,
     ["plaintext", "markdown"], [] and a bare "markdown" get plaintext).
     """
-    formats = declared(caps, "textDocument.hover.contentFormat")
-    if isinstance(formats, list):
-        for kind in formats:
-            if kind in ("markdown", "plaintext"):
-                return str(kind)
-    return "plaintext"
+    return markup_kind(caps, "textDocument.hover.contentFormat")
