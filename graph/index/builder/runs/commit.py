@@ -45,14 +45,16 @@ class Embedded:
         """One transaction's worth of several embedded batches (of distinct files)."""
         if len(parts) == 1:
             return parts[0]
-        merged = Embedded([], {}, {})
-        missing: list[str] = []
+        batch: list[Outcome] = []
+        reuse: dict[str, int] = {}
+        vectors: dict[str, Vectors] = {}
+        missing: dict[str, None] = {}  # ordered, each text once
         for part in parts:
-            merged.batch.extend(part.batch)
-            merged.reuse.update(part.reuse)
-            merged.vectors.update(part.vectors)
-            missing.extend(part.missing)
-        return Embedded(merged.batch, merged.reuse, merged.vectors, tuple(dict.fromkeys(missing)))
+            batch.extend(part.batch)
+            reuse.update(part.reuse)
+            vectors.update(part.vectors)
+            missing.update(dict.fromkeys(part.missing))
+        return Embedded(batch, reuse, vectors, tuple(missing))
 
 
 class BatchWriter:
