@@ -351,10 +351,7 @@ class RequestFirstRoute:
 
 def _document_uri(params: Raw | Any) -> str | None:
     """`params.textDocument.uri` of a request, if it has one."""
-    value = ev.decode_value(params)
-    doc = value.get("textDocument") if isinstance(value, dict) else None
-    uri = doc.get("uri") if isinstance(doc, dict) else None
-    return uri if isinstance(uri, str) else None
+    return ev.document_uri(params)
 
 
 async def _disk_text(uri: Any) -> str | None:

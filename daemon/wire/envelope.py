@@ -123,8 +123,19 @@ class _IdProbe(msgspec.Struct):
     method: Any = UNSET
 
 
+class _Document(msgspec.Struct):
+    uri: Any = None
+
+
+class _DocumentParams(msgspec.Struct):
+    """Just `textDocument.uri` of a request's or notification's params (a didOpen's text skipped, not built)."""
+
+    textDocument: _Document | None = None
+
+
 _decoder = msgspec.json.Decoder(Envelope)
 _probe_decoder = msgspec.json.Decoder(_IdProbe)
+_document_decoder = msgspec.json.Decoder(_DocumentParams)
 _encoder = msgspec.json.Encoder()
 _error_decoder = msgspec.json.Decoder(ErrorObject)
 NULL = Raw(b"null")
@@ -202,6 +213,18 @@ def encode(env: Envelope) -> bytes:
 def encode_value(value: Any) -> Raw:
     """Encode a Python value as a raw payload."""
     return Raw(_encoder.encode(value))
+
+
+def document_uri(raw: Raw | UnsetType) -> str | None:
+    """`params.textDocument.uri` if it is a string; None otherwise (absent, another shape, not JSON)."""
+    if raw is UNSET:
+        return None
+    try:
+        doc = _document_decoder.decode(raw).textDocument
+    except (msgspec.DecodeError, RecursionError):  # ValidationError included: params not of that shape
+        return None
+    uri = doc.uri if doc is not None else None
+    return uri if isinstance(uri, str) else None
 
 
 def decode_value(raw: Raw | UnsetType) -> Any:

@@ -64,12 +64,6 @@ READ_ONLY = frozenset(
 )
 
 
-def _uri(params: Any) -> str | None:
-    doc = params.get("textDocument") if isinstance(params, dict) else None
-    uri = doc.get("uri") if isinstance(doc, dict) else None
-    return uri if isinstance(uri, str) else None
-
-
 async def window(
     instance: Instance, client: ClientSession, env: Envelope, disk_text: Callable[[Any], Awaitable[str | None]]
 ) -> float | None:
@@ -80,15 +74,16 @@ async def window(
     wait = instance.daemon_config.request_first_window
     if wait < 0 or instance.adapter.opening_saved_files_changes_answers or env.params is UNSET:
         return None
-    params = ev.decode_value(env.params)
-    uri = _uri(params)
+    # The uri alone first: most opens are not of a bound file nobody holds, and their text
+    # (a whole file) is then never built here.
+    uri = ev.document_uri(env.params)
     # Only a file this server process has parsed and bound unopened (the bind walk's, or the
     # index run's documentSymbol): pyright tracks it, so it answers for it unopened as opened.
     # pyright answers a question on a file it does not track (not yet discovered, or outside its
     # include) only once the file is opened: documentSymbol `[]`, references without it.
     if uri is None or instance.documents.get(uri) is not None or uri not in instance.warmup.bind_walk.bound:
         return None
-    text = params["textDocument"].get("text")
+    text = ev.decode_value(env.params)["textDocument"].get("text")
     if not isinstance(text, str) or text != await disk_text(uri):
         return None
     # Read again after the await: another client may have opened it meanwhile.
@@ -99,8 +94,8 @@ def goes_first(instance: Instance, client: ClientSession, open_env: Envelope, nx
     """Whether the client's next message `nxt` is a question to forward before its didOpen `open_env`."""
     if nxt.id is UNSET or nxt.method not in READ_ONLY or nxt.params is UNSET or open_env.params is UNSET:
         return False
-    uri = _uri(ev.decode_value(open_env.params))
-    if uri is None or uri != _uri(ev.decode_value(nxt.params)):
+    uri = ev.document_uri(open_env.params)
+    if uri is None or uri != ev.document_uri(nxt.params):
         return False
     log.debug("%s: %s's %s on %s goes before its didOpen", instance.name, client.name, nxt.method, uri)
     # From now until the server publishes for it, the client's didClose of the uri waits.
