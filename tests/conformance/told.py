@@ -30,6 +30,11 @@ COUNT = re.compile(r"\d+")
 PLURAL = re.compile(r"\$N (\w+?)s\b")
 # pyright's end of enumeration, in whichever words.
 ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)$")
+# pyright's log line for an operation that took longer than its threshold (2 s by default): "[FG]
+# Long operation: analyzing: file:///.../main.py (2143ms)". Whether it is said at all is timing,
+# like the duration inside it: a shared pyright doing ten clients' work on a loaded machine crosses
+# the threshold where a pyright of its own at another moment does not, and the reverse.
+LONG_OPERATION = re.compile(r"^(\[[^\]]*\] )?Long operation: ")
 
 
 def normalise_text(text: str) -> str:
@@ -86,9 +91,20 @@ def collapse(items: list[Any]) -> list[Any]:
     return [item for i, item in enumerate(items) if i == 0 or item != items[i - 1]]
 
 
+def is_timed(method: str, params: Any) -> bool:
+    """A log line a server writes only because something took long (see LONG_OPERATION)."""
+    if method != LOG or not isinstance(params, dict):
+        return False
+    return bool(LONG_OPERATION.match(str(params.get("message", ""))))
+
+
 def told_sequence(notifications: list[tuple[str, Any]]) -> list[Any]:
     """The log, show and progress notifications among `notifications`, in the order they came."""
-    return [told_item(method, params or {}) for method, params in notifications if method in TOLD]
+    return [
+        told_item(method, params or {})
+        for method, params in notifications
+        if method in TOLD and not is_timed(method, params)
+    ]
 
 
 def one_enumeration_order(messages: list[Any]) -> list[Any]:
@@ -115,7 +131,7 @@ def one_enumeration_order(messages: list[Any]) -> list[Any]:
 def record_told(transcript: Transcript, client: LspClient, *, initialized_twice: bool = False) -> None:
     """The log and show messages and the progress the client was told over its whole session."""
     notes = client.notifications
-    messages = [told_item(m, p) for m, p in notes if m in (LOG, SHOW)]
+    messages = [told_item(m, p) for m, p in notes if m in (LOG, SHOW) and not is_timed(m, p)]
     if initialized_twice:
         messages = one_enumeration_order(messages)
     transcript.record("log_messages", "log and show messages, in order", messages)
@@ -150,6 +166,6 @@ def before_first_answer(client: LspClient, first_request_id: Any) -> list[Any]:
         if message.get("id") == first_request_id and "method" not in message:
             break
         method = message.get("method")
-        if method in TOLD and "id" not in message:
+        if method in TOLD and "id" not in message and not is_timed(method, message.get("params")):
             told.append(told_item(method, message.get("params") or {}))
     return told
