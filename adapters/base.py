@@ -192,6 +192,13 @@ class Adapter:
         """
         return None
 
+    def words_diagnostics_for(self, client_caps: dict[str, Any]) -> bool:
+        """Whether `diagnostics_for_client` may word anything otherwise for a client with these capabilities.
+
+        False lets a pull answer the server gave go to the client as its bytes, undecoded.
+        """
+        return False
+
     def signature_help_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
         """The signature help the server alone gives this client, from the one it gave the daemon.
 

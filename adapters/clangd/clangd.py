@@ -108,6 +108,10 @@ class ClangdAdapter(Adapter):
             return None
         return fold_related(uri, diagnostics)
 
+    def words_diagnostics_for(self, client_caps: dict[str, Any]) -> bool:
+        """A client without relatedInformation gets clangd's notes folded into the messages."""
+        return declared(client_caps, "textDocument.publishDiagnostics.relatedInformation") is not True
+
     def plaintext_hover(self, markdown: str) -> str | None:
         """clangd's document rendered as plaintext instead of markdown (adapters/clangd/clangd_hover.py)."""
         return clangd_hover.plaintext_hover(markdown)

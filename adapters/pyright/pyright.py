@@ -159,6 +159,10 @@ class PyrightAdapter(Adapter):
         """
         return pyright_tags.without_undeclared(diagnostics, pyright_tags.undeclared_tags(client_caps))
 
+    def words_diagnostics_for(self, client_caps: dict[str, Any]) -> bool:
+        """A client that did not list both of pyright's tags may be told fewer hints."""
+        return bool(pyright_tags.undeclared_tags(client_caps))
+
     def signature_help_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
         """Parameter labels as text, and the active signature's parameter, for a client that declared neither form."""
         return pyright_signatures.for_client(result, client_caps)

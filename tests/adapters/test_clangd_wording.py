@@ -62,3 +62,12 @@ def test_only_clients_without_related_information_get_the_folded_wording() -> No
     eglot = {"textDocument": {"publishDiagnostics": {"relatedInformation": False}}}
     assert len(adapter.diagnostics_for_client(URI, [STRUCTURED], eglot) or []) == 2
     assert len(adapter.diagnostics_for_client(URI, [STRUCTURED], {}) or []) == 2
+
+
+def test_the_quick_check_says_so_for_every_client_the_wording_changes() -> None:
+    # A pull answer clangd gave goes undecoded to a client the quick check passes over.
+    adapter = ClangdAdapter(ServerConfig(name="clangd", command="clangd"))
+    for related in (True, False, None):
+        caps = {"textDocument": {"publishDiagnostics": {"relatedInformation": related}}}
+        worded = adapter.diagnostics_for_client(URI, [STRUCTURED], caps) is not None
+        assert adapter.words_diagnostics_for(caps) == worded, related

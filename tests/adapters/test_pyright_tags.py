@@ -58,3 +58,11 @@ def test_the_adapter_words_per_client_by_tag_support() -> None:
     adapter = PyrightAdapter(ServerConfig(name="pyright", command="pyright-langserver"))
     assert adapter.diagnostics_for_client(URI, PUBLISHED, _caps([1, 2])) is None
     assert adapter.diagnostics_for_client(URI, PUBLISHED, {}) == [(ERROR, ERROR)]
+
+
+def test_the_quick_check_says_so_for_every_client_the_wording_changes() -> None:
+    # A pull answer pyright gave goes undecoded to a client the quick check passes over.
+    adapter = PyrightAdapter(ServerConfig(name="pyright", command="pyright-langserver"))
+    for caps in ({}, _caps([1]), _caps([2]), _caps([1, 2]), _caps("1,2")):
+        worded = adapter.diagnostics_for_client(URI, PUBLISHED, caps) is not None
+        assert adapter.words_diagnostics_for(caps) == worded, caps

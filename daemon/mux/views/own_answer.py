@@ -92,6 +92,8 @@ def for_client(
 
 def _pulled_for_client(instance: Instance, client: ClientSession, result: Raw, uri: str) -> Raw:
     """A full document report's items in the client's wording; the same bytes when that is the server's."""
+    if not instance.adapter.words_diagnostics_for(client.capabilities):
+        return result  # most clients: no need to decode the report at all
     report = ev.decode_value(result)
     items = report.get("items") if isinstance(report, dict) and report.get("kind") == "full" else None
     if not isinstance(items, list):
