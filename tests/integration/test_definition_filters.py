@@ -147,7 +147,11 @@ async def test_each_client_gets_the_definitions_its_own_pyright_gives(daemon: Da
         LspClient.over_process(argv, name="without") as without_decl,
         LspClient.over_process(argv, name="links") as links,
     ):
-        clients = {"with declaration": with_decl, "without declaration": without_decl, "without declaration, links": links}
+        clients = {
+            "with declaration": with_decl,
+            "without declaration": without_decl,
+            "without declaration, links": links,
+        }
         for name, client in clients.items():
             await client.initialize(root, capabilities=_caps(name))
             await client.open(root / "demo/main.py", "python")
