@@ -1,4 +1,4 @@
-"""A client without `textDocument.declaration` gets pyright's whole definition list, as pyright alone gives it (real pyright).
+"""A client without `textDocument.declaration` gets every definition pyright alone gives it, in order (real pyright).
 
 pyright answers `textDocument/definition` with the source files only (and declaration with the
 stubs only) for a client that declared `textDocument.declaration`, and with every declaration,
@@ -81,9 +81,11 @@ QUESTIONS = {
     "property with a setter in a stub": ("Box().size", "size"),
 }
 METHODS = ("textDocument/definition", "textDocument/declaration")
-# None: the client declared no `textDocument.declaration` (everything else as an editor's).
+# None: the client declared no `textDocument.declaration` (everything else as an editor's); pyright
+# counts an empty object as declared.
 CLIENTS: dict[str, dict[str, Any] | None] = {
     "with declaration": {"linkSupport": False},
+    "with declaration, empty": {},
     "without declaration": None,
     "without declaration, links": None,
 }
@@ -140,15 +142,18 @@ async def test_each_client_gets_the_definitions_its_own_pyright_gives(daemon: Da
     assert _files(want["without declaration"][size]) == ["boxes.pyi", "boxes.py", "boxes.py", "boxes.pyi"]
     # Plain Locations whatever the client declared of links.
     assert want["without declaration, links"] == want["without declaration"]
+    assert want["with declaration, empty"] == want["with declaration"]
 
     argv = daemon.client_argv("pyright")
     async with (
         LspClient.over_process(argv, name="with") as with_decl,
         LspClient.over_process(argv, name="without") as without_decl,
         LspClient.over_process(argv, name="links") as links,
+        LspClient.over_process(argv, name="empty") as empty,
     ):
         clients = {
             "with declaration": with_decl,
+            "with declaration, empty": empty,
             "without declaration": without_decl,
             "without declaration, links": links,
         }
