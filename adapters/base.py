@@ -213,6 +213,22 @@ class Adapter:
         """
         return None
 
+    # Methods some clients' requests of which the server alone answers from more than one of the
+    # shared server's answers (`asked_as`); a request of any other method is never looked at.
+    split_methods: frozenset[str] = frozenset()
+
+    def asked_as(self, method: str, client_caps: dict[str, Any]) -> tuple[str, ...] | None:
+        """The methods the shared server is asked, at the client's params, to answer this client's `method`.
+
+        None (the default): the request is forwarded as it is. Otherwise `merged` makes the
+        answer the server alone gives from the answers to these methods.
+        """
+        return None
+
+    def merged(self, method: str, results: list[Any]) -> Any:
+        """The server's answer alone to a client whose `method` was asked as `asked_as` says (results in that order)."""
+        raise NotImplementedError(f"{self.name} asks {method} as itself")
+
     def plaintext_hover(self, markdown: str) -> str | None:
         """The hover the server alone gives a client without markdown, from the markdown it gave the daemon.
 

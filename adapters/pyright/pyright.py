@@ -16,6 +16,7 @@ from lensmux.adapters.base import Adapter
 from lensmux.adapters.capabilities import declared
 from lensmux.adapters.pyright import (
     pyright_completion_docs,
+    pyright_definitions,
     pyright_hover,
     pyright_signatures,
     pyright_sources,
@@ -82,6 +83,8 @@ class PyrightAdapter(Adapter):
     # pyright sends an auto-import item's labelDetails whatever the client declared (1.1.414,
     # seen with a client without labelDetailsSupport).
     folds_label_details = False
+    # pyright filters definition and declaration by whether the client declared declaration.
+    split_methods = pyright_definitions.METHODS
     # In pull mode pyright still publishes an empty set for a document when it is closed.
     clears_closed_documents_for_pull_clients = True
     # pyright analyses every workspace file from disk whether or not it is open.
@@ -170,6 +173,15 @@ class PyrightAdapter(Adapter):
     def completion_for_client(self, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
         """Documentation in plaintext for a client that lists no markdown (pyright_completion_docs.py)."""
         return pyright_completion_docs.for_client(result, client_caps)
+
+    def asked_as(self, method: str, client_caps: dict[str, Any]) -> tuple[str, ...] | None:
+        """Both declaration and definition for a client without `textDocument.declaration` (pyright_definitions.py)."""
+        return pyright_definitions.ASKED if pyright_definitions.asks_both(method, client_caps) else None
+
+    def merged(self, method: str, results: list[Any]) -> Any:
+        """pyright's unfiltered list from its declaration (stubs) and definition (sources) answers."""
+        stubs, sources = results
+        return pyright_definitions.unfiltered(stubs, sources)
 
     def plaintext_hover(self, markdown: str) -> str | None:
         """pyright's plaintext hover: its parts without fences, the docstring read back (pyright_hover.py)."""

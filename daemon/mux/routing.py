@@ -25,6 +25,7 @@ from lensmux.daemon.mux.documents.positions import client_encoding
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.lifecycle.breaker import BreakerState
 from lensmux.daemon.mux.progress import progress_routes, request_progress
+from lensmux.daemon.mux.requests import split_requests
 from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.requests.cache import CACHEABLE, CacheKey
 from lensmux.daemon.mux.requests.pending import Pending
@@ -125,6 +126,7 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
         or instance.breaker.state is not BreakerState.CLOSED
         or instance.warmup.discovery.queues(method)
         or not link.writer.writes_now()
+        or split_requests.asked_as(instance, client, method) is not None
     ):
         return False
     instance.touch(client)
@@ -137,6 +139,10 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
 
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     assert env.id is not UNSET and env.id is not None
+    methods = split_requests.asked_as(instance, client, method)
+    if methods is not None:
+        await split_requests.ask(instance, client, env, methods)
+        return
     route = _route_here(instance, client, env, method)
     if route is None:
         return
@@ -260,6 +266,8 @@ async def _client_cancel(instance: Instance, client: ClientSession, params: Any)
     if not isinstance(params, dict) or "id" not in params:
         return
     cid = params["id"]
+    if await split_requests.cancel(instance, client, cid):
+        return
     entry = instance.pending.find_client(client, cid)
     if entry is None:
         if not diagnostics_pull.cancel_parked(instance, client, cid):
@@ -393,6 +401,7 @@ async def detach(instance: Instance, client: ClientSession) -> None:
             if not entry.followers:
                 forget_inflight(instance, entry)
                 await instance.cancel_at_server(entry.server_id, entry.method, f"abandoned: {client.name} left")
+    await split_requests.abandon(instance, client)
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))

@@ -19,6 +19,7 @@ from lensmux.daemon.mux.diagnostics import diagnostics
 from lensmux.daemon.mux.documents import notebooks
 from lensmux.daemon.mux.lifecycle.breaker import BreakerState
 from lensmux.daemon.mux.progress import progress_routes, request_progress
+from lensmux.daemon.mux.requests import split_requests
 from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.mux.views import own_answer
@@ -75,6 +76,9 @@ def route_response(instance: Instance, env: Envelope) -> None:
         forget_inflight(instance, entry)
     if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
+    if entry.split is not None:
+        split_requests.answered(instance, entry, env)
+        return
     if entry.done is not None:
         if entry.method == "initialize":
             # Whatever the server says from now on, it says after its InitializeResult.
