@@ -2,9 +2,9 @@
 
 The set and why it is what it is are in capabilities_build.py, which builds it with
 lsprotocol's types; it is shipped built, as capabilities.json beside this module, so a
-daemon that only multiplexes never imports lsprotocol and cattrs (16.6 MiB of its 47).
-This module reads that plain data, wraps it in each server's `initialize` params, and
-reads clients' capabilities dicts.
+daemon never imports lsprotocol and cattrs (16.6 MiB of a multiplexing daemon's 47).
+This module reads that plain data, wraps it in each server's `initialize` params and
+in the daemon's own as a client of its instances, and reads clients' capabilities dicts.
 """
 
 from __future__ import annotations
@@ -22,10 +22,15 @@ def _shipped_text() -> str:
     return _SHIPPED.read_text(encoding="utf-8")
 
 
-def daemon_client_capabilities() -> dict[str, Any]:
-    """The ClientCapabilities every server is initialized with, a fresh dict (adapters tweak theirs)."""
-    value: dict[str, Any] = json.loads(_shipped_text())
+def _shipped(which: str) -> dict[str, Any]:
+    """A fresh copy of one of the shipped sets: callers may change theirs (adapters tweak it)."""
+    value: dict[str, Any] = json.loads(_shipped_text())[which]
     return value
+
+
+def daemon_client_capabilities() -> dict[str, Any]:
+    """The ClientCapabilities every server is initialized with."""
+    return _shipped("servers")
 
 
 def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pid: int) -> dict[str, Any]:
@@ -42,6 +47,21 @@ def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pi
         "workspaceFolders": [{"uri": root_uri, "name": name}],
         "clientInfo": {"name": "lensmux"},
         "trace": "off",
+    }
+
+
+def internal_initialize_params(root_uri: str, daemon_pid: int) -> dict[str, Any]:
+    """The daemon's own `initialize` as a client of an instance (daemon/mux/internal_client.py).
+
+    As lsprotocol's InitializeParams gives it (capabilities_build.internal_initialize_params).
+    """
+    return {
+        "capabilities": _shipped("internal"),
+        "processId": daemon_pid,
+        "rootPath": None,
+        "rootUri": root_uri,
+        "workspaceFolders": None,
+        "clientInfo": {"name": "lensmux"},
     }
 
 

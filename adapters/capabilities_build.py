@@ -13,8 +13,9 @@ a feature registered dynamically would be invisible to every client that
 cannot register, while one announced in the InitializeResult reaches all.
 
 The daemon never imports this module: lsprotocol with cattrs would be a third of a
-multiplexing daemon's memory for one fixed message. The set is built here and
-shipped as plain data beside it (capabilities.json, read by capabilities.py);
+multiplexing daemon's memory for two fixed messages. The set, and the smaller one the
+daemon declares as a client of its own instances, are built here and shipped as plain
+data beside it (capabilities.json, read by capabilities.py);
 tests/adapters/test_daemon_capabilities.py fails when the two differ. After a change here:
 
     .venv/bin/python -m lensmux.adapters.capabilities_build    # rewrites capabilities.json
@@ -178,12 +179,51 @@ def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pi
     return value
 
 
+def internal_client_capabilities() -> dict[str, Any]:
+    """What the daemon declares as a client of its own instances (indexing, search, the assistant's tools).
+
+    The server does not see these: it was told the daemon's full set above whoever
+    started it, so an instance the indexer starts serves editors just as well.
+    """
+    caps = lsp.ClientCapabilities(
+        text_document=lsp.TextDocumentClientCapabilities(
+            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
+            document_symbol=lsp.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
+            definition=lsp.DefinitionClientCapabilities(link_support=False),
+            references=lsp.ReferenceClientCapabilities(),
+            hover=lsp.HoverClientCapabilities(content_format=_MARKUP),
+            call_hierarchy=lsp.CallHierarchyClientCapabilities(),
+            type_hierarchy=lsp.TypeHierarchyClientCapabilities(),
+        ),
+        workspace=lsp.WorkspaceClientCapabilities(
+            configuration=True, workspace_folders=True, symbol=lsp.WorkspaceSymbolClientCapabilities()
+        ),
+        window=lsp.WindowClientCapabilities(work_done_progress=True),
+    )
+    value: dict[str, Any] = _converter.unstructure(caps)
+    return value
+
+
+def internal_initialize_params(root_uri: str, daemon_pid: int) -> dict[str, Any]:
+    """The daemon's own `initialize` as a client of an instance."""
+    params = lsp.InitializeParams(
+        capabilities=lsp.ClientCapabilities(),
+        process_id=daemon_pid,
+        root_uri=root_uri,
+        client_info=lsp.ClientInfo(name="lensmux"),
+    )
+    value: dict[str, Any] = _converter.unstructure(params)
+    value["capabilities"] = internal_client_capabilities()
+    return value
+
+
 SHIPPED = Path(__file__).with_name("capabilities.json")
 
 
 def shipped_text() -> str:
-    """capabilities.json as this module builds it."""
-    return json.dumps(daemon_client_capabilities(), indent=1) + "\n"
+    """capabilities.json as this module builds it: what servers are told, and the daemon's own as a client."""
+    shipped = {"servers": daemon_client_capabilities(), "internal": internal_client_capabilities()}
+    return json.dumps(shipped, indent=1) + "\n"
 
 
 def main() -> int:

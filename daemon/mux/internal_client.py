@@ -13,32 +13,21 @@ import os
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
+from lensmux.adapters.capabilities import internal_initialize_params
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance
 from lensmux.daemon.mux.registry import InstanceRegistry
 
-if TYPE_CHECKING:
-    from cattrs import Converter
-
 log = logging.getLogger(__name__)
 
 # Documents the daemon keeps open per instance; beyond this the oldest is closed.
 OPEN_DOCUMENTS_CAP = 32
-
-
-@cache
-def _converter() -> Converter:
-    """lsprotocol's converter, made once (registering its hooks is not cheap) and only when first needed."""
-    from lsprotocol import converters
-
-    return converters.get_converter()
 
 
 def default_initialize_params(root: Path) -> dict[str, Any]:
@@ -47,34 +36,8 @@ def default_initialize_params(root: Path) -> dict[str, Any]:
     The server does not see these capabilities: it is told the daemon's full
     set (adapters/capabilities.py) whoever starts it, so an instance the
     indexer starts serves editors just as well.
-    Only indexing, search and the assistant's tools call this, so lsprotocol is
-    imported here: a daemon that only multiplexes never holds it (16.6 MiB).
     """
-    from lsprotocol import types as lsp
-
-    caps = lsp.ClientCapabilities(
-        text_document=lsp.TextDocumentClientCapabilities(
-            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
-            document_symbol=lsp.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
-            definition=lsp.DefinitionClientCapabilities(link_support=False),
-            references=lsp.ReferenceClientCapabilities(),
-            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown, lsp.MarkupKind.PlainText]),
-            call_hierarchy=lsp.CallHierarchyClientCapabilities(),
-            type_hierarchy=lsp.TypeHierarchyClientCapabilities(),
-        ),
-        workspace=lsp.WorkspaceClientCapabilities(
-            configuration=True, workspace_folders=True, symbol=lsp.WorkspaceSymbolClientCapabilities()
-        ),
-        window=lsp.WindowClientCapabilities(work_done_progress=True),
-    )
-    params = lsp.InitializeParams(
-        capabilities=caps,
-        process_id=os.getpid(),
-        root_uri=root.as_uri(),
-        client_info=lsp.ClientInfo(name="lensmux"),
-    )
-    value: dict[str, Any] = _converter().unstructure(params)
-    return value
+    return internal_initialize_params(root.as_uri(), os.getpid())
 
 
 class InternalClient:

@@ -41,16 +41,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Importing these brings numpy, networkx, python-louvain, hnswlib, SQLite and lensmux.graph;
-# lsprotocol too, with which the internal client builds its `initialize` (internal_client.py),
-# so that the search side's first use of a server does not import it on the event loop.
-_STACK = (
-    "lensmux.daemon.search.indexing",
-    "lensmux.daemon.search.service",
-    "lensmux.daemon.search.graph_learning",
-    "lsprotocol.types",
-    "lsprotocol.converters",
-)
+# Importing these brings numpy, networkx, python-louvain, hnswlib, SQLite and lensmux.graph.
+_STACK = ("lensmux.daemon.search.indexing", "lensmux.daemon.search.service", "lensmux.daemon.search.graph_learning")
 
 
 def _import_stack() -> None:

@@ -1,8 +1,8 @@
 """Every server is told the capabilities lsprotocol's types build, though the daemon ships them built.
 
-adapters/capabilities_build.py declares the set with lsprotocol; the daemon reads it from
-capabilities.json so that a multiplexing daemon need not import lsprotocol. A change to
-the declaration that is not written to the file would tell servers the old set.
+adapters/capabilities_build.py declares the sets with lsprotocol; the daemon reads them from
+capabilities.json so that it never imports lsprotocol. A change to the declaration that is
+not written to the file would tell servers the old set.
 """
 
 from __future__ import annotations
@@ -23,6 +23,13 @@ def test_a_server_is_initialized_with_the_params_lsprotocol_builds_byte_for_byte
     for root_uri, root_path, name, pid in (("file:///w/proj", "/w/proj", "proj", 4242), ("file:///", "/", "/", 1)):
         shipped = capabilities.daemon_initialize_params(root_uri, root_path, name, pid)
         built = capabilities_build.daemon_initialize_params(root_uri, root_path, name, pid)
+        assert json.dumps(shipped) == json.dumps(built)
+
+
+def test_the_daemons_own_initialize_is_the_one_lsprotocol_builds_byte_for_byte() -> None:
+    for root_uri, pid in (("file:///w/proj", 4242), ("file:///", 1)):
+        shipped = capabilities.internal_initialize_params(root_uri, pid)
+        built = capabilities_build.internal_initialize_params(root_uri, pid)
         assert json.dumps(shipped) == json.dumps(built)
 
 

@@ -5,9 +5,8 @@ about half of an idle daemon's memory: it is imported on the first index or sear
 (daemon/search/on_demand.py), never for editors alone. The bridge (`lensmux client`) only
 splices bytes: it imports neither the multiplexer nor the configuration nor an event
 loop library nor the search stack. lsprotocol with cattrs (16.6 MiB of a 47 MiB daemon)
-builds the messages the daemon writes itself: the servers' `initialize` capabilities are
-shipped built (adapters/capabilities.json), so only the daemon's own questions (indexing,
-search, the assistant's tools) import it. What each process imported comes from the real
+builds the capabilities the daemon declares, at build time: they are shipped built
+(adapters/capabilities.json), so no daemon imports it. What each process imported comes from the real
 commands, unchanged, through tests/support/module_probe (the names in sys.modules when the process exits).
 """
 
