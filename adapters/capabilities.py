@@ -1,171 +1,68 @@
 """The client capabilities the daemon declares to every server, whoever connects first.
 
-A shared server is initialized once, so what it is told must not depend on
-the first client: the daemon declares one rich, fixed set and serves each
-client in the mode that client declared (push or pull diagnostics,
-registrations, refreshes, progress).
-
-Two choices shape the set. Diagnostics are declared push-only: the daemon keeps
-what the server publishes and answers pull clients itself, so push clients
-are never left with a pull-only server. Dynamic registration is declared only
-where a server has no static alternative (watched files, configuration):
-a feature registered dynamically would be invisible to every client that
-cannot register, while one announced in the InitializeResult reaches all.
+The set and why it is what it is are in capabilities_build.py, which builds it with
+lsprotocol's types; it is shipped built, as capabilities.json beside this module, so a
+daemon never imports lsprotocol and cattrs (16.6 MiB of a multiplexing daemon's 47).
+This module reads that plain data, wraps it in each server's `initialize` params and
+in the daemon's own as a client of its instances, and reads clients' capabilities dicts.
 """
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from pathlib import Path
 from typing import Any
 
-from lsprotocol import converters
-from lsprotocol import types as lsp
-
-_converter = converters.get_converter()
-_SYMBOL_KINDS = list(lsp.SymbolKind)
-_COMPLETION_KINDS = list(lsp.CompletionItemKind)
-_MARKUP = [lsp.MarkupKind.Markdown, lsp.MarkupKind.PlainText]
+_SHIPPED = Path(__file__).with_name("capabilities.json")
 
 
-def _text_document() -> lsp.TextDocumentClientCapabilities:
-    return lsp.TextDocumentClientCapabilities(
-        synchronization=lsp.TextDocumentSyncClientCapabilities(dynamic_registration=False, did_save=True),
-        completion=lsp.CompletionClientCapabilities(
-            completion_item=lsp.ClientCompletionItemOptions(
-                snippet_support=True,
-                documentation_format=_MARKUP,
-                deprecated_support=True,
-                label_details_support=True,
-                insert_replace_support=False,
-                resolve_support=lsp.ClientCompletionItemResolveOptions(
-                    properties=["documentation", "detail", "additionalTextEdits"]
-                ),
-            ),
-            completion_item_kind=lsp.ClientCompletionItemOptionsKind(value_set=_COMPLETION_KINDS),
-            context_support=True,
-        ),
-        hover=lsp.HoverClientCapabilities(content_format=_MARKUP),
-        signature_help=lsp.SignatureHelpClientCapabilities(
-            signature_information=lsp.ClientSignatureInformationOptions(
-                documentation_format=_MARKUP,
-                parameter_information=lsp.ClientSignatureParameterInformationOptions(label_offset_support=True),
-                active_parameter_support=True,
-            ),
-            context_support=True,
-        ),
-        # Plain Locations: every client understands them, LocationLinks only some.
-        declaration=lsp.DeclarationClientCapabilities(link_support=False),
-        definition=lsp.DefinitionClientCapabilities(link_support=False),
-        type_definition=lsp.TypeDefinitionClientCapabilities(link_support=False),
-        implementation=lsp.ImplementationClientCapabilities(link_support=False),
-        references=lsp.ReferenceClientCapabilities(),
-        document_highlight=lsp.DocumentHighlightClientCapabilities(),
-        document_symbol=lsp.DocumentSymbolClientCapabilities(
-            symbol_kind=lsp.ClientSymbolKindOptions(value_set=_SYMBOL_KINDS),
-            hierarchical_document_symbol_support=True,
-        ),
-        code_action=lsp.CodeActionClientCapabilities(
-            code_action_literal_support=lsp.ClientCodeActionLiteralOptions(
-                code_action_kind=lsp.ClientCodeActionKindOptions(value_set=[k for k in lsp.CodeActionKind if k.value])
-            ),
-            is_preferred_support=True,
-            data_support=True,
-            resolve_support=lsp.ClientCodeActionResolveOptions(properties=["edit"]),
-        ),
-        code_lens=lsp.CodeLensClientCapabilities(),
-        document_link=lsp.DocumentLinkClientCapabilities(tooltip_support=True),
-        color_provider=lsp.DocumentColorClientCapabilities(),
-        formatting=lsp.DocumentFormattingClientCapabilities(),
-        range_formatting=lsp.DocumentRangeFormattingClientCapabilities(),
-        on_type_formatting=lsp.DocumentOnTypeFormattingClientCapabilities(),
-        rename=lsp.RenameClientCapabilities(prepare_support=True),
-        folding_range=lsp.FoldingRangeClientCapabilities(line_folding_only=False),
-        selection_range=lsp.SelectionRangeClientCapabilities(),
-        publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(
-            related_information=True,
-            tag_support=lsp.ClientDiagnosticsTagOptions(value_set=list(lsp.DiagnosticTag)),
-            version_support=True,
-            code_description_support=True,
-            data_support=True,
-        ),
-        call_hierarchy=lsp.CallHierarchyClientCapabilities(),
-        semantic_tokens=lsp.SemanticTokensClientCapabilities(
-            requests=lsp.ClientSemanticTokensRequestOptions(range=True, full=True),
-            token_types=[t.value for t in lsp.SemanticTokenTypes],
-            token_modifiers=[m.value for m in lsp.SemanticTokenModifiers],
-            formats=[lsp.TokenFormat.Relative],
-            multiline_token_support=True,
-        ),
-        linked_editing_range=lsp.LinkedEditingRangeClientCapabilities(),
-        type_hierarchy=lsp.TypeHierarchyClientCapabilities(),
-        inlay_hint=lsp.InlayHintClientCapabilities(),
-        # No `diagnostic`: pull clients are answered by the daemon from what is pushed.
-    )
+@cache
+def _shipped_text() -> str:
+    return _SHIPPED.read_text(encoding="utf-8")
 
 
-def _workspace() -> lsp.WorkspaceClientCapabilities:
-    return lsp.WorkspaceClientCapabilities(
-        apply_edit=True,
-        workspace_edit=lsp.WorkspaceEditClientCapabilities(
-            document_changes=True,
-            resource_operations=[
-                lsp.ResourceOperationKind.Create,
-                lsp.ResourceOperationKind.Rename,
-                lsp.ResourceOperationKind.Delete,
-            ],
-            failure_handling=lsp.FailureHandlingKind.Abort,
-        ),
-        did_change_configuration=lsp.DidChangeConfigurationClientCapabilities(dynamic_registration=True),
-        # The daemon watches the root itself and sends events for clients that cannot.
-        did_change_watched_files=lsp.DidChangeWatchedFilesClientCapabilities(
-            dynamic_registration=True, relative_pattern_support=True
-        ),
-        symbol=lsp.WorkspaceSymbolClientCapabilities(symbol_kind=lsp.ClientSymbolKindOptions(value_set=_SYMBOL_KINDS)),
-        execute_command=lsp.ExecuteCommandClientCapabilities(),
-        workspace_folders=True,
-        configuration=True,
-        # Refreshes are forwarded only to the clients that declared them.
-        semantic_tokens=lsp.SemanticTokensWorkspaceClientCapabilities(refresh_support=True),
-        code_lens=lsp.CodeLensWorkspaceClientCapabilities(refresh_support=True),
-        inline_value=lsp.InlineValueWorkspaceClientCapabilities(refresh_support=True),
-        inlay_hint=lsp.InlayHintWorkspaceClientCapabilities(refresh_support=True),
-        folding_range=lsp.FoldingRangeWorkspaceClientCapabilities(refresh_support=True),
-    )
+def _shipped(which: str) -> dict[str, Any]:
+    """A fresh copy of one of the shipped sets: callers may change theirs (adapters tweak it)."""
+    value: dict[str, Any] = json.loads(_shipped_text())[which]
+    return value
 
 
 def daemon_client_capabilities() -> dict[str, Any]:
-    """The ClientCapabilities every server is initialized with, as a JSON-ready dict."""
-    caps = lsp.ClientCapabilities(
-        workspace=_workspace(),
-        text_document=_text_document(),
-        window=lsp.WindowClientCapabilities(
-            work_done_progress=True,
-            show_message=lsp.ShowMessageRequestClientCapabilities(),
-            show_document=lsp.ShowDocumentClientCapabilities(support=True),
-        ),
-        general=lsp.GeneralClientCapabilities(
-            # Every client must support UTF-16; anything else would tie the server to one client's encoding.
-            position_encodings=[lsp.PositionEncodingKind.Utf16],
-            markdown=lsp.MarkdownClientCapabilities(parser="marked"),
-        ),
-    )
-    value: dict[str, Any] = _converter.unstructure(caps)
-    return value
+    """The ClientCapabilities every server is initialized with."""
+    return _shipped("servers")
 
 
 def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pid: int) -> dict[str, Any]:
-    """InitializeParams for one server, from the daemon's own capabilities."""
-    params = lsp.InitializeParams(
-        capabilities=lsp.ClientCapabilities(),
-        process_id=daemon_pid,
-        root_uri=root_uri,
-        root_path=root_path,
-        client_info=lsp.ClientInfo(name="lensmux"),
-        workspace_folders=[lsp.WorkspaceFolder(uri=root_uri, name=name)],
-        trace=lsp.TraceValue.Off,
-    )
-    value: dict[str, Any] = _converter.unstructure(params)
-    value["capabilities"] = daemon_client_capabilities()
-    return value
+    """InitializeParams for one server, from the daemon's own capabilities.
+
+    The fields and their order are those lsprotocol's InitializeParams gives
+    (capabilities_build.daemon_initialize_params; the test compares the two).
+    """
+    return {
+        "capabilities": daemon_client_capabilities(),
+        "processId": daemon_pid,
+        "rootPath": root_path,
+        "rootUri": root_uri,
+        "workspaceFolders": [{"uri": root_uri, "name": name}],
+        "clientInfo": {"name": "lensmux"},
+        "trace": "off",
+    }
+
+
+def internal_initialize_params(root_uri: str, daemon_pid: int) -> dict[str, Any]:
+    """The daemon's own `initialize` as a client of an instance (daemon/mux/internal_client.py).
+
+    As lsprotocol's InitializeParams gives it (capabilities_build.internal_initialize_params).
+    """
+    return {
+        "capabilities": _shipped("internal"),
+        "processId": daemon_pid,
+        "rootPath": None,
+        "rootUri": root_uri,
+        "workspaceFolders": None,
+        "clientInfo": {"name": "lensmux"},
+    }
 
 
 def declared(caps: dict[str, Any], path: str) -> Any:

@@ -132,23 +132,56 @@ def _answers_goal(name: str, n: str, shared: dict[str, Any]) -> list[str]:
             f"({_verdict(bool(total) and same == total)})"]  # fmt: skip
 
 
-def _memory_goal(name: str, key: str, shared: dict[str, Any], own1: dict[str, Any]) -> list[str]:
+def _editor_memory(editor_own: dict[str, Any] | None) -> tuple[float, float]:
+    """One editor's own pyright at its peak and once quiet (0 when the run has no such baseline)."""
+    if not editor_own:
+        return 0.0, 0.0
+    memory = editor_own["memory"]
+    return memory["peak_mib"].get("servers", 0.0), memory["marks_mib"].get("warm", {}).get("servers", 0.0)
+
+
+def _one_agent(runs: dict[str, Any], n: str) -> tuple[float, float, str] | None:
+    """One agent's own pyright (peak, all answered, what it is): the run of one, else the mean of the N own."""
+    if "own-1" in runs:
+        return (*_memory(runs["own-1"]), "one AGENT's own pyright (its two questions, no file kept open)")
+    if f"own-{n}" in runs:
+        peak, end = _memory(runs[f"own-{n}"])
+        what = f"one AGENT's own pyright (its two questions, no file kept open; the mean of the {n} agents' own)"
+        return peak / int(n), end / int(n), what
+    return None
+
+
+def _memory_goal(
+    name: str, key: str, shared: dict[str, Any], agent: tuple[float, float, str], editor_own: dict[str, Any] | None
+) -> list[str]:
     s_peak, s_end = _memory(shared)
-    o_peak, o_end = _memory(own1)
+    o_peak, o_end, agent_what = agent
     if not o_end:
         return []
     n, editors = key.split("-")[1], len(shared.get("editors", []))
     bridges = shared["memory"]["marks_mib"].get("answered", {}).get("bridges", 0.0)
     ratio = s_end / o_end
     daemon = shared.get("daemon_process_mib_at_answered", {}).get("VmRSS", 0.0)
-    return [
+    lines = [
         f"- {name}: {n} agents + {editors} editors on one pyright: the daemon with its pyright held {s_end:,.0f} MiB "
-        f"once all had answered, one pyright of its own {o_end:,.0f} MiB: {ratio:.2f}x "
-        f"(goal ≤ {MEMORY_GOAL:g}x): {_verdict(ratio <= MEMORY_GOAL)}; of which the daemon's own process "
-        f"{daemon:,.0f} MiB and the shared pyright {s_end - daemon:,.0f} MiB ({(s_end - daemon) / o_end:.2f}x); "
-        f"with the {n} `lensmux client` bridges {(s_end + bridges) / o_end:.2f}x; peaks {s_peak:,.0f} against "
-        f"{o_peak:,.0f} MiB"
+        f"once all had answered; against {agent_what} {o_end:,.0f} MiB: {ratio:.2f}x "
+        f"(goal ≤ {MEMORY_GOAL:g}x): {_verdict(ratio <= MEMORY_GOAL)}; of which "
+        f"the daemon's own process {daemon:,.0f} MiB and the shared pyright {s_end - daemon:,.0f} MiB "
+        f"({(s_end - daemon) / o_end:.2f}x); with the {n} `lensmux client` bridges {(s_end + bridges) / o_end:.2f}x; "
+        f"peaks {s_peak:,.0f} against {o_peak:,.0f} MiB"
     ]
+    e_peak, e_end = _editor_memory(editor_own)
+    if e_end and editor_own is not None:
+        e_ratio = s_end / e_end
+        files = ", ".join(editor_own.get("files", []))
+        lines.append(
+            f"- {name}: the same {s_end:,.0f} MiB against one EDITOR's own pyright doing what the {editors} editors "
+            f"do ({files} open, *{editor_own.get('warm_question', '?')}* asked), {e_end:,.0f} MiB once quiet: "
+            f"{e_ratio:.2f}x (goal ≤ {MEMORY_GOAL:g}x): {_verdict(e_ratio <= MEMORY_GOAL)}; the shared pyright alone "
+            f"{(s_end - daemon) / e_end:.2f}x; with the bridges {(s_end + bridges) / e_end:.2f}x; peaks "
+            f"{s_peak:,.0f} against {e_peak:,.0f} MiB"
+        )
+    return lines
 
 
 def _goals(name: str, project: dict[str, Any]) -> list[str]:
@@ -160,8 +193,9 @@ def _goals(name: str, project: dict[str, Any]) -> list[str]:
         lines += _ready_goal(name, n, runs[key])
         lines += _speed_goal(name, n, label, runs[key], runs.get(f"own-{n}"))
         lines += _answers_goal(name, n, runs[key])
-        if n != "1" and "own-1" in runs:
-            lines += _memory_goal(name, key, runs[key], runs["own-1"])
+        agent = _one_agent(runs, n)
+        if n != "1" and agent is not None:
+            lines += _memory_goal(name, key, runs[key], agent, project.get("editor_own"))
     return lines
 
 
@@ -186,6 +220,19 @@ def _warm_label(result: dict[str, Any], project: dict[str, Any]) -> str:
     return str(project["editor_question"])
 
 
+def _editor_line(editor_own: dict[str, Any] | None) -> list[str]:
+    """The editors' baseline: one editor with a pyright of its own doing every editor's part."""
+    peak, quiet = _editor_memory(editor_own)
+    if editor_own is None or not quiet:
+        return []
+    warm = editor_own.get("warm", {}).get("complete_s")
+    return [
+        f"One editor with a pyright of its own ({', '.join(editor_own['files'])} open, "
+        f"*{editor_own.get('warm_question', '?')}* complete at "
+        f"{'never' if warm is None else f'{warm:.2f} s'}): {quiet:,.0f} MiB once quiet, peak {peak:,.0f} MiB."
+    ]
+
+
 def render(result: dict[str, Any]) -> str:
     """The section: command, machine, projects, then per project the runs table and the goals."""
     out = ["### Agent sessions: a warm shared pyright against a pyright of their own", "", f"`{result['command']}`", ""]
@@ -204,6 +251,7 @@ def render(result: dict[str, Any]) -> str:
             + "; ".join(f"*{label}* {a['answer']} ({a['asks']} asks)" for label, a in ref["asks"].items())
             + f", at {ref['settled_s']:.1f} s, holding {ref.get('rss_mib_settled', 0):,.0f} MiB then. "
             f"The first editor warms the shared instance with *{_warm_label(result, p)}*.",
+            *_editor_line(project.get("editor_own")),
             "",
             "Times are seconds from spawning the client process, median / max over the sessions.",
             "",

@@ -13,9 +13,12 @@ it had not opened, asking again until the answer is complete, and stops.
 Per project, in one run:
   1. the reference: a pyright of its own, after its ready signal, asked each
      question until two answers in a row agree; "complete" means those locations;
-  2. for each N: N agents each spawning `pyright-langserver --stdio` (the
+  2. one editor spawning a pyright of its own and doing every editor's part
+     below (their files open, the first one's question), sampled once quiet: the
+     baseline for what the editors add to the shared pyright (bench/mux/agent_editors.py);
+  3. for each N: N agents each spawning `pyright-langserver --stdio` (the
      baseline: what agents do without lensmux; N > 1 in parallel);
-  3. for each N: a fresh daemon, `--editors` editors attached over the socket
+  4. for each N: a fresh daemon, `--editors` editors attached over the socket
      (the first waits for pyright's ready line, opens a file and asks its own,
      different, cross-file question until complete, or with `--warm-with same`
      the agents' first; the second joins after and opens another file; each
@@ -25,7 +28,8 @@ Per project, in one run:
 Per session: spawn -> ready signal, spawn -> first complete answer of each question,
 whether every answer equalled the reference. Memory: resident memory of the
 process trees (each own pyright; the daemon with its pyright; the bridges apart),
-at its peak and once every session has answered. Nothing here asserts a time.
+at its peak and once every session has answered; the editor's own pyright once quiet.
+Nothing here asserts a time.
 
 Writes bench/out/agent_sessions-<time>.json, bench/out/agent_sessions.json and .md.
 """
@@ -45,21 +49,14 @@ from typing import Any
 
 import anyio
 from support.daemon_proc import VENV_BIN, DaemonProc
-from support.lspclient import LspClient
 
 from bench.daemon_launch import DaemonLaunchFailed, bench_daemon, config_text, socket_path
 from bench.fetch_corpus import CorpusError
+from bench.mux.agent_editors import own_editor, quiet, shared_editor
 from bench.mux.agent_memory import TreeSampler
-from bench.mux.agent_questions import PROJECT_MAKERS, AgentProject, Question
+from bench.mux.agent_questions import PROJECT_MAKERS, AgentProject
 from bench.mux.agent_report import render
-from bench.mux.agent_session import (
-    Gate,
-    ReferenceUnsettled,
-    agent_session,
-    ask_until_complete,
-    settle_reference,
-    wait_ready,
-)
+from bench.mux.agent_session import Gate, ReferenceUnsettled, agent_session, settle_reference
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
 from bench.stats import memory_mib
 
@@ -86,7 +83,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="the first editor's cross-file question: another symbol's references (default), or the agents' first",
     )
     parser.add_argument("--quiet", type=float, default=2.0, help="seconds of silence to the editors = warm")
-    parser.add_argument("--skip-own", action="store_true", help="shared sessions only (no baseline)")
+    parser.add_argument("--skip-own", action="store_true", help="shared sessions only (no baselines)")
     parser.add_argument(
         "--prebind",
         choices=("on", "off"),
@@ -179,54 +176,6 @@ async def _own(project: AgentProject, references: dict[str, Any], n: int, args: 
     return {"sessions": sessions, "memory": sampler.as_dict()}
 
 
-async def _editor(
-    stack: AsyncExitStack,
-    daemon: DaemonProc,
-    project: AgentProject,
-    index: int,
-    *,
-    references: dict[str, Any],
-    args: argparse.Namespace,
-) -> tuple[LspClient, dict[str, Any]]:
-    """An editor over the socket: ready line, its file open and checked; the first also asks its question."""
-    started = time.monotonic()
-    name = f"editor-{index}"
-    client = await stack.enter_async_context(LspClient.over_unix(socket_path(daemon, "pyright"), name=name))
-    await client.initialize(project.root)
-    signal = await wait_ready(client)
-    out: dict[str, Any] = {"name": name, "ready_signal": signal, "ready_s": round(time.monotonic() - started, 3)}
-    uri = await client.open(project.root / project.editor_files[index % len(project.editor_files)], "python")
-    if index == 0:
-        question = _warm_question(project, args.warm_with)
-        deadline = started + args.deadline
-        reference = references[question.label]
-        warm = await ask_until_complete(client, project.root, question, reference, spawned=started, deadline=deadline)
-        out["warm_question"] = question.label
-        out["warm"] = warm
-    # pyright checks an open file and then publishes its diagnostics: the editor's file is analysed.
-    await client.wait_notification("textDocument/publishDiagnostics", lambda p: p.get("uri") == uri, timeout=120)
-    out["diagnostics_s"] = round(time.monotonic() - started, 3)
-    return client, out
-
-
-def _warm_question(project: AgentProject, warm_with: str) -> Question:
-    return project.questions[0] if warm_with == "same" else project.editor_question
-
-
-async def _quiet(clients: Sequence[LspClient], quiet: float, limit: float = 60.0) -> float:
-    """Wait until no editor has received anything for `quiet` seconds (at most `limit`); the seconds waited."""
-    started = time.monotonic()
-    seen, since = -1, started
-    while time.monotonic() - started < limit:
-        count = sum(len(c.messages) for c in clients)
-        if count != seen:
-            seen, since = count, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            break
-        await anyio.sleep(0.1)
-    return round(time.monotonic() - started, 3)
-
-
 async def _shared(
     daemon: DaemonProc, project: AgentProject, references: dict[str, Any], n: int, args: argparse.Namespace
 ) -> dict[str, Any]:
@@ -242,11 +191,13 @@ async def _shared(
     async with anyio.create_task_group() as tg:
         tg.start_soon(sampler.run)
         async with AsyncExitStack() as stack:
+            socket = socket_path(daemon, "pyright")
             editors = [
-                await _editor(stack, daemon, project, e, references=references, args=args) for e in range(args.editors)
+                await shared_editor(stack, socket, project, e, references=references, args=args)
+                for e in range(args.editors)
             ]
             out["editors"] = [summary for _, summary in editors]
-            out["quiet_wait_s"] = await _quiet([client for client, _ in editors], args.quiet)
+            out["quiet_wait_s"] = await quiet([client for client, _ in editors], args.quiet)
             await sampler.mark("warm")
             launch = Launch(daemon.client_argv("pyright"), daemon.env, "shared", "bridges")
             out["sessions"] = await _agents(
@@ -290,6 +241,8 @@ def _project_run(project: AgentProject, args: argparse.Namespace, work: Path) ->
     out["reference"] = {k: v for k, v in reference.items() if k != "answers"}
     out["reference"]["answers"] = reference["answers"]
     references = reference["answers"]
+    if not args.skip_own:
+        out["editor_own"] = anyio.run(own_editor, PYRIGHT, _own_env(), project, references, args)
     out["runs"] = {}
     for n in args.agents:
         if not args.skip_own:

@@ -32,10 +32,11 @@ import anyio
 from support.lspclient import LspClient
 
 from bench import OUT_DIR
-from bench.daemon_launch import bench_daemon, config_text
+from bench.daemon_launch import bench_daemon, config_text, socket_path
+from bench.mux.agent_editors import quiet, shared_editor
 from bench.mux.agent_questions import PROJECT_MAKERS, canonical
 from bench.mux.agent_session import AGENT_CAPABILITIES, AGENT_INIT_OPTIONS, wait_ready
-from bench.mux.agent_sessions import PYRIGHT, _editor, _quiet, _settle
+from bench.mux.agent_sessions import PYRIGHT, _settle
 from bench.runner import arg_parser
 from bench.stats import load_average
 
@@ -120,8 +121,11 @@ async def _one_run(args: argparse.Namespace, references: dict[str, Any], index: 
     out: dict[str, Any] = {"load_before": load_average()}
     with bench_daemon(args.out / f"daemon-{index}", _config(args, relay_log)) as daemon:
         async with AsyncExitStack() as stack:
-            editors = [await _editor(stack, daemon, project, e, references=references, args=args) for e in range(2)]
-            await _quiet([client for client, _ in editors], 2.0)
+            socket = socket_path(daemon, "pyright")
+            editors = [
+                await shared_editor(stack, socket, project, e, references=references, args=args) for e in range(2)
+            ]
+            await quiet([client for client, _ in editors], 2.0)
             instance = daemon.instances("pyright")[0]
             out["walk"] = instance.get("prebind")
             node = _node_pid(int(instance["pid"]))

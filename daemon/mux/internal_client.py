@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from lsprotocol import converters
-from lsprotocol import types as lsp
 
+from lensmux.adapters.capabilities import internal_initialize_params
 from lensmux.adapters.spec import ServerConfig
 from lensmux.daemon.mux.documents.documents import INTERNAL_HOLDER
 from lensmux.daemon.mux.instance import Instance
@@ -29,7 +28,6 @@ log = logging.getLogger(__name__)
 
 # Documents the daemon keeps open per instance; beyond this the oldest is closed.
 OPEN_DOCUMENTS_CAP = 32
-_converter = converters.get_converter()
 
 
 def default_initialize_params(root: Path) -> dict[str, Any]:
@@ -39,29 +37,7 @@ def default_initialize_params(root: Path) -> dict[str, Any]:
     set (adapters/capabilities.py) whoever starts it, so an instance the
     indexer starts serves editors just as well.
     """
-    caps = lsp.ClientCapabilities(
-        text_document=lsp.TextDocumentClientCapabilities(
-            synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
-            document_symbol=lsp.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
-            definition=lsp.DefinitionClientCapabilities(link_support=False),
-            references=lsp.ReferenceClientCapabilities(),
-            hover=lsp.HoverClientCapabilities(content_format=[lsp.MarkupKind.Markdown, lsp.MarkupKind.PlainText]),
-            call_hierarchy=lsp.CallHierarchyClientCapabilities(),
-            type_hierarchy=lsp.TypeHierarchyClientCapabilities(),
-        ),
-        workspace=lsp.WorkspaceClientCapabilities(
-            configuration=True, workspace_folders=True, symbol=lsp.WorkspaceSymbolClientCapabilities()
-        ),
-        window=lsp.WindowClientCapabilities(work_done_progress=True),
-    )
-    params = lsp.InitializeParams(
-        capabilities=caps,
-        process_id=os.getpid(),
-        root_uri=root.as_uri(),
-        client_info=lsp.ClientInfo(name="lensmux"),
-    )
-    value: dict[str, Any] = _converter.unstructure(params)
-    return value
+    return internal_initialize_params(root.as_uri(), os.getpid())
 
 
 class InternalClient:
