@@ -25,7 +25,7 @@ from lensmux.daemon.mux.documents.positions import client_encoding
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.lifecycle.breaker import BreakerState
 from lensmux.daemon.mux.progress import progress_routes, request_progress
-from lensmux.daemon.mux.requests import split_requests
+from lensmux.daemon.mux.requests import client_cancel, split_requests
 from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.requests.cache import CACHEABLE, CacheKey
 from lensmux.daemon.mux.requests.pending import Pending
@@ -74,7 +74,7 @@ async def _route(instance: Instance, client: ClientSession, env: Envelope, metho
     if method in _DOC_SYNC:
         await _document_sync(instance, client, method, ev.decode_value(env.params))
     elif method == "$/cancelRequest":
-        await _client_cancel(instance, client, ev.decode_value(env.params))
+        await client_cancel.cancel(instance, client, ev.decode_value(env.params))
     elif method == workspace_folders.METHOD:
         await workspace_folders.client_changed(instance, client.id, client.name, ev.decode_value(env.params))
     elif method == "exit":
@@ -262,40 +262,6 @@ def _rewrite_tokens(instance: Instance, client: ClientSession, entry: Pending, p
     return ev.encode_value(value)
 
 
-async def _client_cancel(instance: Instance, client: ClientSession, params: Any) -> None:
-    if not isinstance(params, dict) or "id" not in params:
-        return
-    cid = params["id"]
-    if await split_requests.cancel(instance, client, cid):
-        return
-    entry = instance.pending.find_client(client, cid)
-    if entry is None:
-        if not diagnostics_pull.cancel_parked(instance, client, cid):
-            _cancel_follower(instance, client, cid)
-        return
-    if entry.detached:
-        return
-    # The client gets its answer now; the server's late one is dropped.
-    entry.detached = True
-    client.reply_error(entry.client_id, ErrorCode.REQUEST_CANCELLED, "request cancelled")
-    if entry.followers:
-        return
-    if instance.adapter.forwards_cancel(entry.method):
-        forget_inflight(instance, entry)
-    # Otherwise the server finishes it anyway (cancel_shield.py), and an identical request
-    # joins it rather than adding another whole run of the same work to the shared server.
-    await instance.cancel_at_server(entry.server_id, entry.method, f"cancelled by {client.name}")
-
-
-def _cancel_follower(instance: Instance, client: ClientSession, cid: Any) -> None:
-    for leader in instance.inflight.values():
-        for i, (follower, fid) in enumerate(leader.followers):
-            if follower is client and fid == cid:
-                del leader.followers[i]
-                client.reply_error(cid, ErrorCode.REQUEST_CANCELLED, "request cancelled")
-                return
-
-
 async def _document_sync(instance: Instance, client: ClientSession, method: str, params: Any) -> None:
     if not isinstance(params, dict) or not isinstance(params.get("textDocument"), dict):
         log.info("%s: %s without textDocument ignored", client.name, method)
@@ -395,15 +361,7 @@ async def detach(instance: Instance, client: ClientSession) -> None:
     await client.abandon_requests()
     instance.diagnostics.forget_client(client.id)
     registrations.forget_client(instance, client.id)
-    for entry in instance.pending.of_client(client):
-        if not entry.detached:
-            entry.detached = True
-            if not entry.followers:
-                forget_inflight(instance, entry)
-                await instance.cancel_at_server(entry.server_id, entry.method, f"abandoned: {client.name} left")
-    await split_requests.abandon(instance, client)
-    for leader in instance.inflight.values():
-        leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]
+    await client_cancel.abandon(instance, client)
     await instance.sync_documents(lambda: instance.documents.drop_client(client.id))
     await workspace_folders.client_left(instance, client.id)
     progress_routes.release_client(instance, client)

@@ -112,7 +112,7 @@ class LspSymbolSource:
             return None
         if not await instance.wait_ready(READY_WAIT_S):
             return None
-        # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright.py).
+        # pyright logs its configuration before the end of its discovery (adapters/pyright/pyright_symbols.py).
         await instance.warmup.discovery.wait("textDocument/documentSymbol")
         return await self._key_now(instance, path, text, time.monotonic() - LOOKUP_CHECK_AGE_S)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import functools
 import itertools
 import logging
 import time
@@ -20,16 +21,15 @@ import anyio.lowlevel
 from anyio.abc import ByteStream, SocketAttribute
 from msgspec import UNSET
 
+from lensmux.daemon.mux.clients.stream_transport import StreamTransport
 from lensmux.daemon.wire import envelope as ev
 from lensmux.daemon.wire.envelope import Envelope, ErrorCode, Id
-from lensmux.daemon.wire.framing import FrameLimits, FrameReader, FrameWriter, FramingError
+from lensmux.daemon.wire.framing import FrameLimits, FramingError
 from lensmux.daemon.wire.socket_transport import FramedProtocol, open_framed
 
 log = logging.getLogger(__name__)
 
 _session_ids = itertools.count(1)
-# One write carries at most this much of a client's queue (one larger message goes alone).
-_BATCH_BYTES = 1024 * 1024
 
 Handler = Callable[["ClientSession", Envelope], Awaitable[None]]
 # Routes a request at once if it can (routing.route_request_now); False leaves it to the handler.
@@ -83,12 +83,11 @@ class ClientSession:
         self._stream = stream
         self._limits = limits
         self._queue_size = queue_size
-        self._reader = FrameReader(stream, limits)
-        self._writer = FrameWriter(stream)
-        self._send, self._queue = anyio.create_memory_object_stream[bytes](queue_size)
         # A socket connection takes the protocol path (socket_transport.py): messages wait in
         # `_outbox` for at most one loop turn, or while the client does not read.
         self._socket = stream.extra(SocketAttribute.raw_socket, None)
+        # Any other stream is read and written by tasks, over a bounded queue (stream_transport.py).
+        self._streamed = StreamTransport(stream, limits, queue_size)
         self._proto: FramedProtocol | None = None
         # Set when the protocol opens (asked once: on Python 3.11 get_running_loop() is a getpid call).
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -133,13 +132,9 @@ class ClientSession:
                 self._flush_scheduled = True
                 (self._loop or asyncio.get_running_loop()).call_soon(self._flush)
             return
-        try:
-            self._send.send_nowait(body)
-        except anyio.WouldBlock:
+        if not self._streamed.put(body):
             self.dropped_messages += 1
-            self.close(f"send queue full ({self._send.statistics().max_buffer_size} messages)")
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+            self.close(f"send queue full ({self._queue_size} messages)")
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -203,12 +198,7 @@ class ClientSession:
                     self._flush()
                     await self._protocol_reader_task(handler)
                 else:
-                    async with anyio.create_task_group() as tg:
-                        tg.start_soon(self._writer_task)
-                        try:
-                            await self._reader_task(handler)
-                        finally:
-                            tg.cancel_scope.cancel()
+                    await self._streamed.run(functools.partial(self._handle_read, handler), self.close)
         finally:
             # What this turn produced still goes out if the socket takes it now (a shutdown
             # answer followed by exit in one read); later sends go nowhere, as on a closed queue.
@@ -220,7 +210,7 @@ class ClientSession:
             if self._proto is not None:
                 self._proto.close()
             with anyio.CancelScope(shield=True):
-                await self._send.aclose()
+                await self._streamed.aclose()
                 await self._stream.aclose()
 
     async def _protocol_reader_task(self, handler: Handler) -> None:
@@ -357,17 +347,10 @@ class ClientSession:
         if is_request:
             self.reply_error(env.rid, ErrorCode.INTERNAL_ERROR, f"lensmux failed to handle {env.method}")
 
-    async def _reader_task(self, handler: Handler) -> None:
-        while True:
-            try:
-                body = await self._reader.read()
-            except FramingError as exc:
-                self.close(f"unrecoverable framing error: {exc}")
-                return
-            if body is None:
-                return
-            self.last_active = time.monotonic()
-            await self._handle_body(handler, body)
+    async def _handle_read(self, handler: Handler, body: bytes) -> None:
+        """One message the stream path read (stream_transport.py)."""
+        self.last_active = time.monotonic()
+        await self._handle_body(handler, body)
 
     async def _on_response(self, env: Envelope) -> None:
         rid = env.rid
@@ -380,31 +363,6 @@ class ClientSession:
             if result is not None:
                 await result
 
-    async def _writer_task(self) -> None:
-        try:
-            async for body in self._queue:
-                await self._writer.send_many(self._take_batch(body))
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-            self.close(f"write failed: {exc}")
-
-    def _take_batch(self, first: bytes) -> list[bytes]:
-        """`first` and whatever else is queued, up to _BATCH_BYTES.
-
-        Routing a burst enqueues a message per event-loop turn, while one write
-        takes several turns: a writer sending one message per wake-up would let
-        the queue of a client that reads perfectly well overflow, so it takes
-        everything queued at once.
-        """
-        batch, size = [first], len(first)
-        while size < _BATCH_BYTES:
-            try:
-                body = self._queue.receive_nowait()
-            except (anyio.WouldBlock, anyio.EndOfStream):
-                break
-            batch.append(body)
-            size += len(body)
-        return batch
-
     def status(self) -> dict[str, Any]:
         """What `lensmux status` shows of this client."""
         return {
@@ -414,5 +372,5 @@ class ClientSession:
             "pid": self.peer_pid,
             "connected_for_s": round(time.time() - self.connected_at, 1),
             "requests": self.requests,
-            "queued": self._send.statistics().current_buffer_used + len(self._outbox),
+            "queued": self._streamed.queued() + len(self._outbox),
         }

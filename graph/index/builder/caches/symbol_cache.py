@@ -6,7 +6,7 @@ a server's answer is a function of the file's text and of things the daemon can 
 server's version, its settings, the root's configuration: the adapter's `symbols_by_text`),
 the indexer's symbol source asks this cache first with a key made of those and the text's
 sha256, and stores what the server answered. What makes a key exact is the adapter's
-business (adapters/pyright/pyright.py says why pyright's is, adapters/clangd/clangd_symbols.py
+business (adapters/pyright/pyright_symbols.py says why pyright's is, adapters/clangd/clangd_symbols.py
 why clangd's is: its flags, configuration and the root's header epoch); this module only keeps
 bytes under keys.
 
