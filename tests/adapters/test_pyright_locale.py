@@ -1,4 +1,4 @@
-"""Which pyright language a client's `locale` yields, and which clients need a pyright of their own (pyright_locale.py)."""
+"""Which pyright language a `locale` yields, and which clients need a pyright of their own (pyright_locale.py)."""
 
 from __future__ import annotations
 
