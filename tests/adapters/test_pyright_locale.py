@@ -92,3 +92,10 @@ def test_the_pyright_for_another_language_is_initialized_with_it() -> None:
     root = Path("/w")
     assert adapter.initialize_params({}, root, 1, language="de")["locale"] == "de"
     assert "locale" not in adapter.initialize_params({}, root, 1)
+
+
+def test_a_references_progress_is_known_by_its_title_in_every_language() -> None:
+    adapter = _pyright({"LC_ALL": "C.UTF-8"})
+    for title in ("Finding references", "Verweise werden gesucht", "Localizando refer\xeancias"):
+        assert adapter.progress_request_method({"kind": "begin", "title": title}) == "textDocument/references"
+    assert adapter.progress_request_method({"kind": "begin", "title": "Der Befehl wird ausgef\xfchrt."}) is None
