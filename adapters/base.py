@@ -133,8 +133,30 @@ class Adapter:
         """The server's environment: ours plus the configured overrides."""
         return {**os.environ, **self.config.env}
 
+    def language(self, locale: object) -> str | None:
+        """The language of the messages the server writes for a client whose `initialize` has `locale` (None: absent).
+
+        None: the server writes one language whatever a client asks (it ignores `locale`).
+        """
+        return None
+
+    def own_language(self, locale: object) -> str | None:
+        """The language a client with `locale` needs a server of its own for; None: the default one's will do.
+
+        The default server is initialized without `locale` and speaks its environment's language;
+        a client whose `locale` yields another gets a server initialized with that language.
+        """
+        chosen = self.language(locale)
+        return None if chosen == self.language(None) else chosen
+
     def initialize_params(
-        self, client_params: dict[str, Any], root: Path, daemon_pid: int, *, workspace: bool = True
+        self,
+        client_params: dict[str, Any],
+        root: Path,
+        daemon_pid: int,
+        *,
+        workspace: bool = True,
+        language: str | None = None,
     ) -> dict[str, Any]:
         """Parameters for the one `initialize` the server gets: the daemon's own, not a client's.
 
@@ -142,7 +164,7 @@ class Adapter:
         client started the instance; the server must not depend on it, since
         every later client shares what it was told. Without `workspace`, the server
         is told the root only where it does not look (rootUri for pyright), as those
-        clients told it.
+        clients told it. With a `language` (`own_language`), it is told that as its `locale`.
         """
         # The server must outlive the first editor: it watches processId and
         # exits when that process does, so it gets the daemon's.
@@ -150,6 +172,8 @@ class Adapter:
         if not workspace:
             for field in self.root_fields:
                 params[field] = None
+        if language is not None:
+            params["locale"] = language
         if self.config.initialization_options:
             params["initializationOptions"] = self.config.initialization_options
         # Positions: UTF-16 only, in every field a server may read (adapters/encodings.py).

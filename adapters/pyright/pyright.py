@@ -15,6 +15,7 @@ from lensmux.adapters.pyright import (
     pyright_completion_docs,
     pyright_definitions,
     pyright_hover,
+    pyright_locale,
     pyright_signatures,
     pyright_sources,
     pyright_tags,
@@ -28,8 +29,9 @@ log = logging.getLogger(__name__)
 _ENUMERATED = re.compile(r"^(Found \d+ source files?|No source files found)")
 # pyright logs nothing at these levels, so the daemon cannot see discovery end.
 _QUIET_LOG_LEVELS = frozenset({"warning", "error"})
-# The progress pyright creates as it starts on a request, by title, and that request's method.
-_REQUEST_PROGRESS = {"Finding references": "textDocument/references"}
+# The progress pyright creates as it starts on a request, by title in any of its languages, and
+# that request's method.
+_REQUEST_PROGRESS = dict.fromkeys(pyright_locale.FINDING_REFERENCES, "textDocument/references")
 
 
 class PyrightAdapter(Adapter):
@@ -99,6 +101,10 @@ class PyrightAdapter(Adapter):
         self._symbol_keys = PyrightSymbolKeys()
         # Configuration files already logged as unreadable, with their mtime and size (source_files).
         self._unreadable_said: set[tuple[str, int, int]] = set()
+
+    def language(self, locale: object) -> str | None:
+        """pyright writes one language per process, from `locale` or its environment (pyright_locale.py)."""
+        return pyright_locale.language(locale, self.environment())
 
     def configuration(self, items: list[dict[str, Any]]) -> list[Any]:
         """Answer every section; pyright treats null as "use defaults" only for some."""

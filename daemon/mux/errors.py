@@ -23,6 +23,9 @@ class InstanceKey(NamedTuple):
     # False: the server runs in `root` with no workspace folder at all, as it would for a client
     # that named its directory only where the server does not look (rootUri, for pyright).
     workspace: bool = True
+    # The language the server writes its messages in, when a client's `locale` asks for another
+    # than the default instance's (Adapter.own_language); None: the default, started with no `locale`.
+    language: str | None = None
 
 
 class InstanceError(Exception):

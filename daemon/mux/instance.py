@@ -115,8 +115,10 @@ class Instance:
 
     @property
     def name(self) -> str:
-        """`server@root`, for logs."""
-        return f"{self.key.server}@{self.key.root}" + ("" if self.key.workspace else " (no workspace)")
+        """`server@root`, for logs, with its language when not the default one's."""
+        key = self.key
+        language = "" if key.language is None else f" ({key.language})"
+        return f"{key.server}@{key.root}" + ("" if key.workspace else " (no workspace)") + language
 
     @property
     def ready(self) -> bool:
@@ -139,7 +141,7 @@ class Instance:
         """The first client's (or the daemon's) initialize params start the server; later ones change nothing."""
         if self.init_params is None:
             self.init_params = self.adapter.initialize_params(
-                client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace
+                client_params, self.key.root, self.daemon_pid, workspace=self.key.workspace, language=self.key.language
             )
             self._params_set.set()
 
@@ -335,6 +337,7 @@ class Instance:
             "server": self.key.server,
             "root": str(self.key.root),
             "workspace": self.key.workspace,
+            "language": self.key.language,
             "pid": link.pid if link else None,
             "state": self.state,
             "uptime_s": round(time.time() - link.started, 1) if link else 0.0,

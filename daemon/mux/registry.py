@@ -69,25 +69,27 @@ class InstanceRegistry:
         return [i for i in self._instances.values() if not i.stopped]
 
     def find(self, server: str, root: Path) -> Instance | None:
-        """The live instance of `server` whose workspace root is `root`."""
+        """The live instance of `server` whose workspace root is `root`, in the default language."""
         for inst in self.instances():
-            if inst.key.server == server and inst.key.root == root and inst.key.workspace:
+            key = inst.key
+            if key.server == server and key.root == root and key.workspace and key.language is None:
                 return inst
         return None
 
-    def key_for(self, server: str, hint: Path, *, workspace: bool = True) -> InstanceKey:
+    def key_for(self, server: str, hint: Path, *, workspace: bool = True, language: str | None = None) -> InstanceKey:
         """The instance a client asking for `hint` shares: the asked root, or the nearest marker above it.
 
         Servers configured with root markers (clangd) map to the nearest ancestor holding one, since
         their answers were measured not to depend on where below it they start; the others (pyright)
         run on exactly the asked root (docs/sharing.md, "Roots and workspace folders").
+        A `language` other than the default one's (Adapter.own_language) is a server of its own.
         """
         cfg = self.config.servers[server]
         if not workspace:
             # No workspace for the server: nothing to map, the directory is only where it runs.
-            return InstanceKey(server, cfg.fingerprint(), hint.resolve(), workspace=False)
+            return InstanceKey(server, cfg.fingerprint(), hint.resolve(), workspace=False, language=language)
         root = adapter_for(cfg).find_root(hint.resolve())
-        return InstanceKey(server, cfg.fingerprint(), root)
+        return InstanceKey(server, cfg.fingerprint(), root, language=language)
 
     def get_or_create(self, key: InstanceKey) -> Instance:
         """The live instance for `key`, started if there is none."""
@@ -115,8 +117,10 @@ class InstanceRegistry:
         """Attach a client by its initialize params; `answer` sends it its InitializeResult."""
         if server not in self.config.servers:
             raise ServerUnavailable(f"server {server!r} is not configured")
-        hint, workspace = root_hint(params, adapter_for(self.config.servers[server]).root_fields)
-        inst = self.get_or_create(self.key_for(server, hint, workspace=workspace))
+        adapter = adapter_for(self.config.servers[server])
+        hint, workspace = root_hint(params, adapter.root_fields)
+        language = adapter.own_language(params.get("locale"))
+        inst = self.get_or_create(self.key_for(server, hint, workspace=workspace, language=language))
         await joining.attach(inst, client, params, answer)
         return inst
 

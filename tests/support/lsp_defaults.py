@@ -109,8 +109,9 @@ def initialize_params(
     workspace_folders: bool,
     process_id: int | None,
     initialization_options: Any,
+    locale: str | None = None,
 ) -> dict[str, Any]:
-    """Params of the `initialize` request for a project root."""
+    """Params of the `initialize` request for a project root (`locale` only when given, as most editors omit it)."""
     params: dict[str, Any] = {
         "processId": process_id,
         "clientInfo": {"name": client_name, "version": "test"},
@@ -122,6 +123,8 @@ def initialize_params(
     }
     if initialization_options is not None:
         params["initializationOptions"] = initialization_options
+    if locale is not None:
+        params["locale"] = locale
     return params
 
 

@@ -161,6 +161,7 @@ class LspClient(LspConnection):
         workspace_folders: bool = True,
         process_id: int | None = None,
         initialization_options: Any = None,
+        locale: str | None = None,
         timeout: float = 60,
     ) -> dict[str, Any]:
         """Send `initialize` for root then `initialized`; returns the InitializeResult."""
@@ -171,6 +172,7 @@ class LspClient(LspConnection):
             workspace_folders=workspace_folders,
             process_id=process_id,
             initialization_options=initialization_options,
+            locale=locale,
         )
         self.workspace_folders = params["workspaceFolders"]
         result = await self.request("initialize", params, timeout=timeout)

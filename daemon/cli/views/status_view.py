@@ -24,6 +24,8 @@ def render_status(status: dict[str, Any]) -> str:
             f"served {inst['requests_served']:<6} restarts {inst['restarts']}  "
             f"mem {inst.get('memory_mb', 0):.0f} MiB  {inst['root']}"
         )
+        if inst.get("language"):
+            lines.append(f"             language: {inst['language']} (a client's locale)")
         if inst.get("recycles"):
             lines.append(f"             recycled {inst['recycles']}x for memory")
         if inst.get("indexing"):
