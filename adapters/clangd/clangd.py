@@ -104,9 +104,7 @@ class ClangdAdapter(Adapter):
         self, uri: str, diagnostics: list[Any], client_caps: dict[str, Any]
     ) -> list[tuple[Any, Any]] | None:
         """Notes folded into the messages for a client without publishDiagnostics.relatedInformation."""
-        if declared(client_caps, "textDocument.publishDiagnostics.relatedInformation") is True:
-            return None
-        return fold_related(uri, diagnostics)
+        return fold_related(uri, diagnostics) if self.words_diagnostics_for(client_caps) else None
 
     def words_diagnostics_for(self, client_caps: dict[str, Any]) -> bool:
         """A client without relatedInformation gets clangd's notes folded into the messages."""
