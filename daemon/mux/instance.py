@@ -33,7 +33,7 @@ from lensmux.daemon.mux.errors import (
     ServerRequestFailed,
     ServerUnavailable,
 )
-from lensmux.daemon.mux.lifecycle.breaker import CircuitBreaker
+from lensmux.daemon.mux.lifecycle.breaker import BreakerState, CircuitBreaker
 from lensmux.daemon.mux.lifecycle.memory_watch import MemorySample
 from lensmux.daemon.mux.lifecycle.server_link import ServerLink
 from lensmux.daemon.mux.lifecycle.warmup import Warmup
@@ -177,6 +177,19 @@ class Instance:
             while not self.ready and not self.stopped:
                 await self.until_ready_or_stopped()
         return self.ready
+
+    async def refusal(self, method: str) -> str | None:
+        """Why a client's request of `method` cannot go to the server now; None when it can.
+
+        The breaker rejects it, or the server is not up within the method's timeout.
+        """
+        breaker = self.breaker
+        # A closed breaker allows without changing state: only ask it when it is not.
+        if breaker.state is not BreakerState.CLOSED and not breaker.allow():
+            return breaker.rejection()
+        if not self.ready and not await self.wait_ready(self.config.timeouts.for_method(method)):
+            return f"{self.key.server} is not running ({self.state})"
+        return None
 
     # -- the daemon's own requests ----------------------------------------
 

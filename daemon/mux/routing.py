@@ -146,13 +146,9 @@ async def _client_request(instance: Instance, client: ClientSession, env: Envelo
     route = _route_here(instance, client, env, method)
     if route is None:
         return
-    breaker = instance.breaker
-    # A closed breaker allows without changing state: only ask it when it is not.
-    if breaker.state is not BreakerState.CLOSED and not breaker.allow():
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, breaker.rejection())
-        return
-    if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(method)):
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, f"{instance.key.server} is not running ({instance.state})")
+    refusal = await instance.refusal(method)
+    if refusal is not None:
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, refusal)
         return
     entry, body = _register(instance, client, env, method, route)
     try:
@@ -233,7 +229,7 @@ def _register(
     key, storable = route
     entry = instance.pending.add_client(method, client, env.id)
     if method in (SYMBOLS_METHOD, diagnostics_pull.DOCUMENT_PULL) or method in index_scope.METHODS:
-        entry.doc_uri = key.uri if key is not None else _document_uri(env.params)
+        entry.doc_uri = key.uri if key is not None else ev.document_uri(env.params)
     if key is not None:
         # Identical requests join this one even while warming (they would get the
         # same answer from the server now); only storing waits for the warm-up.
@@ -323,11 +319,6 @@ class RequestFirstRoute:
             log.debug("%s: %s's %s answered; its didOpen goes now", instance.name, client.name, nxt.method)
 
 
-def _document_uri(params: Raw | Any) -> str | None:
-    """`params.textDocument.uri` of a request, if it has one."""
-    return ev.document_uri(params)
-
-
 async def _disk_text(uri: Any) -> str | None:
     """The saved text of a file URI, or None if it cannot be read."""
     path = uri_to_path(uri) if isinstance(uri, str) else None
@@ -340,7 +331,7 @@ async def _disk_text(uri: Any) -> str | None:
 
 
 def _document_saved(instance: Instance, params: Raw | Any) -> None:
-    uri = _document_uri(params)
+    uri = ev.document_uri(params)
     if uri is not None:
         instance.cache.document_changed(uri)
         for hook in instance.on_saved:

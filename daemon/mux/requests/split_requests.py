@@ -56,12 +56,9 @@ def asked_as(instance: Instance, client: ClientSession, method: str) -> tuple[st
 async def ask(instance: Instance, client: ClientSession, env: Envelope, methods: tuple[str, ...]) -> None:
     """Ask the server each of `methods` at the params of the client's request `env`; answered once all have answered."""
     assert isinstance(env.method, str) and env.id is not UNSET and env.id is not None
-    if not instance.breaker.allow():
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, instance.breaker.rejection())
-        return
-    if not instance.ready and not await instance.wait_ready(instance.config.timeouts.for_method(env.method)):
-        why = f"{instance.key.server} is not running ({instance.state})"
-        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, why)
+    refusal = await instance.refusal(env.method)
+    if refusal is not None:
+        client.reply_error(env.id, ErrorCode.REQUEST_FAILED, refusal)
         return
     split = SplitRequest(client, env.id, env.method)
     params = _without_tokens(env.params)
