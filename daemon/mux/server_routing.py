@@ -50,19 +50,29 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
 async def from_server(instance: Instance, env: Envelope) -> None:
     """Route one message from the server."""
     if env.method is UNSET:
-        route_response(instance, env)
+        await answer_response(instance, env)
     elif env.id is not UNSET:
         await server_requests.handle(instance, env)
     else:
         _server_notification(instance, env)
 
 
-def route_response(instance: Instance, env: Envelope) -> None:
-    """A response from the server: to the client that asked, its followers, or the daemon's own waiter."""
+async def answer_response(instance: Instance, env: Envelope) -> None:
+    """A response from the server, routed; the requests it leaves nobody waiting for are cancelled at the server."""
+    for part in route_response(instance, env):
+        await instance.cancel_at_server(part.server_id, part.method, "another part of its split request failed")
+
+
+def route_response(instance: Instance, env: Envelope) -> list[Pending]:
+    """A response from the server: to the client that asked, its followers, or the daemon's own waiter.
+
+    Returns the requests it leaves nobody waiting for (the other parts of a split request that
+    failed), for the caller to cancel at the server; only a response without a result leaves any.
+    """
     entry = instance.pending.pop(env.id)
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
-        return
+        return []
     # Any answer, even an error, shows the server is alive; but a server that
     # initializes and then dies on every request is still in a crash loop.
     # (A closed breaker without failures has nothing to record.)
@@ -77,15 +87,20 @@ def route_response(instance: Instance, env: Envelope) -> None:
     if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
     if entry.split is not None:
-        split_requests.answered(instance, entry, env)
-        return
+        return split_requests.answered(instance, entry, env)
     if entry.done is not None:
         if entry.method == "initialize":
             # Whatever the server says from now on, it says after its InitializeResult.
             instance.prologue.answered_initialize = True
         entry.reply = env
         entry.done.set()
-        return
+        return []
+    _answer_clients(instance, entry, env)
+    return []
+
+
+def _answer_clients(instance: Instance, entry: Pending, env: Envelope) -> None:
+    """A client's request answered: to the client if it still waits, and to its followers."""
     instance.requests_served += 1
     client = entry.client
     waiting = not entry.detached and client is not None and client.id in instance.clients

@@ -188,11 +188,7 @@ class Supervisor:
                 if batch is None:
                     return "server closed its output"
                 for body in batch:
-                    env = ev.decode(body)
-                    if env.method is UNSET:
-                        server_routing.route_response(inst, env)
-                    else:
-                        await server_routing.from_server(inst, env)
+                    await server_routing.from_server(inst, ev.decode(body))
                 if reader.has_ready():
                     # More arrived while routing: let the clients' tasks run first.
                     await anyio.lowlevel.checkpoint()
@@ -299,7 +295,9 @@ def _route_if_response(inst: Instance, body: bytes) -> bool:
         env = ev.decode(body)
     except WireError:
         return False
-    if env.method is not UNSET:
+    if env.method is not UNSET or env.error is not UNSET or env.result is UNSET:
+        # A response without a result may leave requests to cancel at the server (the other
+        # parts of a split request), which takes the reader task's await.
         return False
     server_routing.route_response(inst, env)
     return True

@@ -4,7 +4,8 @@ The scripted fake server speaks through pyright's adapter, so such a client's de
 asked as pyright's declaration and definition (test_definition_filters.py has the answers of
 real pyright). Here the fake leaves both unanswered to show that the client's cancel reaches
 the server for each, and answers declaration with an error (it has no such method) to show
-that the client gets that error as the server sent it.
+that the client gets that error as the server sent it, and that definition, then left
+unanswered, is cancelled at the server.
 """
 
 from __future__ import annotations
@@ -25,12 +26,12 @@ pytestmark = [pytest.mark.anyio]
 SPLIT = ("textDocument/declaration", "textDocument/definition")
 
 
-def _pyright_fake_config(*flags: str) -> str:
+def _pyright_fake_config(*flags: str, extra: str = "") -> str:
     """The fake server as `fake`, with pyright's adapter."""
     args = json.dumps([str(FAKE_LSP_SERVER), *flags])
     return (
         f'[servers.fake]\nadapter = "pyright"\ncommand = {json.dumps(sys.executable)}\nargs = {args}\n'
-        'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n'
+        'root_markers = [".git"]\n[servers.fake.languages]\nplaintext = [".txt"]\n' + extra
     )
 
 
@@ -90,3 +91,24 @@ async def test_an_error_of_either_request_reaches_the_client_as_the_server_sent_
                         direct.value.message,
                         direct.value.data,
                     )
+
+
+async def test_an_error_of_one_request_cancels_the_other_at_the_server(tmp_path: Path) -> None:
+    root = fake_workspace(tmp_path / "ws")
+    # Definition never answered and never timed out while the test runs: only the error can
+    # lead to its cancel.
+    config = _pyright_fake_config(
+        "--hang-on", SPLIT[1], extra=f'[servers.fake.timeouts]\n"{SPLIT[1]}" = 3600\n"{SPLIT[0]}" = 3600\n'
+    )
+    with running_daemon(tmp_path / "d", config) as daemon:
+        async with LspClient.over_process(daemon.client_argv("fake")) as client:
+            await client.initialize(root, capabilities=_without_declaration())
+            uri = await client.open(root / "a.txt", "plaintext")
+            with pytest.raises(LspResponseError) as failed:
+                await client.request("textDocument/definition", _at_start(uri), timeout=30)
+            assert failed.value.code == -32601  # the fake's answer to declaration, as it sent it
+            asked = [rid for m, rid in await client.request("fake/requests") if m == SPLIT[1]]
+            with anyio.fail_after(30):
+                while not (cancels := [p["id"] for m, p in await client.request("fake/log") if m == "$/cancelRequest"]):
+                    await anyio.sleep(0.05)
+            assert cancels == asked

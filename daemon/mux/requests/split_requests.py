@@ -8,9 +8,10 @@ methods to ask (`Adapter.asked_as`) and merges their answers (`Adapter.merged`).
 Each part is a request of the daemon's in the pending table, tied to its `SplitRequest`; the
 client's id maps to the split, so its `$/cancelRequest` cancels every part. The client gets
 one answer: the merged result once every part has answered, else the first error a part got
-(as the server sent it), a timeout, or the server's loss. Parts neither join other requests
-nor fill the cache: their answers are the server's to the daemon, and the client's is only
-their merge.
+(as the server sent it), a timeout, or the server's loss; after an error or a timeout the
+parts still waiting are cancelled at the server, as nobody would read their answers. Parts
+neither join other requests nor fill the cache: their answers are the server's to the daemon,
+and the client's is only their merge.
 """
 
 from __future__ import annotations
@@ -82,23 +83,28 @@ def _without_tokens(params: Raw | UnsetType) -> Raw | UnsetType:
     return ev.encode_value({key: item for key, item in value.items() if key not in _TOKENS})
 
 
-def answered(instance: Instance, entry: Pending, env: Envelope) -> None:
-    """A part's answer (already out of the pending table): the client's answer once every part has one."""
+def answered(instance: Instance, entry: Pending, env: Envelope) -> list[Pending]:
+    """A part's answer (already out of the pending table): the client's answer once every part has one.
+
+    An error answers the client at once; the other parts still waiting are taken out of the
+    pending table and returned, for the caller to cancel at the server.
+    """
     split = entry.split
     assert split is not None
     if split.settled:
-        return
+        return []
     if env.error is not UNSET or env.result is UNSET:
         # The server's own error, as it would have sent it for the client's request.
         _settle(instance, split, ev.encode(Envelope(id=split.client_id, error=env.error)))
-        return
+        return _drop_waiting(instance, split)
     split.results[entry.server_id] = ev.decode_value(env.result)
     if len(split.results) < len(split.parts):
-        return
+        return []
     results = [split.results[part.server_id] for part in split.parts]
     merged = instance.adapter.merged(split.method, results)
     instance.requests_served += 1
     _settle(instance, split, ev.response(split.client_id, ev.encode_value(merged)))
+    return []
 
 
 def failed(instance: Instance, entry: Pending, message: str) -> list[Pending]:
