@@ -5,7 +5,9 @@ maps to, so a name assigned in the file before it is imported from a module with
 out `[main.py, json/__init__.pyi, json/__init__.py]`. A client without
 `textDocument.declaration` (Helix, Serena, the MCP bridges) has that list rebuilt from the
 shared pyright's stubs and sources apart; here pyright alone and the daemon are asked about
-each name and must give the same list, for definition and declaration alike.
+each name (and about a member of a union of a source class and a stubbed one, and a stub
+module with a variable of the same name) and must give the same list, for definition and
+declaration alike.
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ PYRIGHT = (str(VENV_BIN / "pyright-langserver"), "--stdio")
 # Each name is asked about on a line of its own, after its bindings.
 MAIN = (
     "import sys\n"
+    "import unittest\n"
+    "\n"
+    "from demo.boxes import Box\n"
+    "from demo.local import Local\n"
     "\n"
     "alias = None\n"
     "import json as alias\n"
@@ -63,24 +69,38 @@ MAIN = (
     "import stubbed as fallback\n"
     "fallback = None\n"
     "fallback\n"
+    "\n"
+    "unittest.main\n"
+    "\n"
+    "\n"
+    "def measure(first: Local | Box, second: Box | Local) -> None:\n"
+    "    first.size\n"
+    "    second.size\n"
 )
 FILES = {
     "demo/__init__.py": "",
     "demo/main.py": MAIN,
-    "demo/boxes.py": "class Box:\n    pass\n",
-    "demo/boxes.pyi": "class Box: ...\n",
+    "demo/boxes.py": "class Box:\n    size = 1\n",
+    "demo/boxes.pyi": "class Box:\n    size: int\n",
+    "demo/local.py": "class Local:\n    size = 2\n",
     # A stub with no source beside it: pyright maps its declarations to nothing.
     "stubbed.pyi": "size: int\n",
 }
+# Where each question is asked: the line's text and the name within it.
 QUESTIONS = {
-    "assigned, then imported": "alias",
-    "assigned, imported, assigned again": "rebound",
-    "assigned, then imported under a condition from one module or another": "first",
-    "assigned, then imported by name": "dumps",
-    "imported by name, else assigned": "loads",
-    "assigned, then imported from a workspace module with a stub": "Shelf",
-    "assigned, imported, then imported from a stub with no source": "only_stub",
-    "imported from a stub with no source, then assigned": "fallback",
+    "assigned, then imported": ("alias", "alias"),
+    "assigned, imported, assigned again": ("rebound", "rebound"),
+    "assigned, then imported under a condition from one module or another": ("first", "first"),
+    "assigned, then imported by name": ("dumps", "dumps"),
+    "imported by name, else assigned": ("loads", "loads"),
+    "assigned, then imported from a workspace module with a stub": ("Shelf", "Shelf"),
+    "assigned, imported, then imported from a stub with no source": ("only_stub", "only_stub"),
+    "imported from a stub with no source, then assigned": ("fallback", "fallback"),
+    # A stub module and a variable in it, each mapped to its source.
+    "a module and a variable of one name": ("unittest.main", "main"),
+    # A member of a source class and of a stubbed one, in the union's order.
+    "a member of a union, the source class first": ("    first.size", "size"),
+    "a member of a union, the stubbed class first": ("    second.size", "size"),
 }
 METHODS = ("textDocument/definition", "textDocument/declaration")
 
@@ -91,10 +111,11 @@ def _without_declaration() -> dict[str, Any]:
     return caps
 
 
-def _params(root: Path, name: str) -> dict[str, Any]:
+def _params(root: Path, question: str) -> dict[str, Any]:
+    line_text, name = QUESTIONS[question]
     return {
         "textDocument": {"uri": path_uri(root / "demo/main.py")},
-        "position": {"line": MAIN.split("\n").index(name), "character": 1},
+        "position": {"line": MAIN.split("\n").index(line_text), "character": line_text.index(name) + 1},
     }
 
 
@@ -102,8 +123,8 @@ async def _ask_all(client: LspClient, root: Path) -> dict[tuple[str, str], Any]:
     await client.initialize(root, capabilities=_without_declaration())
     await client.open(root / "demo/main.py", "python")
     return {
-        (question, method): await client.request(method, _params(root, name), timeout=60)
-        for question, name in QUESTIONS.items()
+        (question, method): await client.request(method, _params(root, question), timeout=60)
+        for question in QUESTIONS
         for method in METHODS
     }
 
@@ -132,6 +153,11 @@ async def test_a_name_bound_in_the_file_and_by_imports_lists_its_definitions_in_
     assert _files(want["imported from a stub with no source, then assigned", METHODS[0]]) == [
         "order/stubbed.pyi",
         "demo/main.py",
+    ]
+    assert _files(want["a member of a union, the source class first", METHODS[0]]) == [
+        "demo/local.py",
+        "demo/boxes.pyi",
+        "demo/boxes.py",
     ]
     async with LspClient.over_process(daemon.client_argv("pyright"), name="through") as through:
         got = await _ask_all(through, root)
