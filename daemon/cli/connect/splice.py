@@ -15,6 +15,9 @@ editor that closes its output ends it at once.
 The usual message is read into a buffer reused for every read and written straight on,
 in one method per direction: each Python call on that path is a measurable share of
 what the bridge adds to a round trip (docs/benchmarks.md).
+
+This module imports the standard library alone: once connected, the bridge runs it in a
+fresh `python -I -S`, as the top-level module `splice` (bridge.py, `serve_fd`).
 """
 
 from __future__ import annotations
@@ -218,3 +221,8 @@ class Splice:
                 self._write_waiting()
         except _EditorGone:
             return
+
+
+def serve_fd(fd: int) -> None:
+    """The bridge after its exec: copy between stdin, stdout and the connected socket `fd`."""
+    Splice(socket.socket(fileno=fd), 0, 1).run()
