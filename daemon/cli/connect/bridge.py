@@ -2,7 +2,7 @@
 
 Bytes are copied untouched in both directions; the daemon does all parsing.
 When stdin and stdout are pipes or sockets (an editor's), one thread with one
-selector moves them (splice.py): a message costs one wake-up of one thread, as in
+poll moves them (splice.py): a message costs one wake-up of one thread, as in
 a bare splicer, instead of a hand-over between two threads under the GIL.
 Anything else (a terminal, a file) gets two blocking threads. Nothing on this
 path imports the daemon's configuration, an event loop library or the search
@@ -12,7 +12,7 @@ For the same reason the splice does not run in the interpreter that connected: t
 console script's start (`site`, the entry point, the command line) leaves objects
 behind that nothing uses afterwards. Once connected, the process execs
 `python -I -S`, which imports splice.py alone (the standard library's os,
-selectors, socket, stat and time) and copies over the inherited socket: same pid,
+select, _socket, stat and time) and copies over the inherited socket: same pid,
 same stdio, about 3 MiB less resident (docs/benchmarks.md).
 """
 
@@ -113,7 +113,7 @@ def _exec_lean(sock: socket.socket) -> None:
 
 
 def _pollable(fd: int) -> bool:
-    """Whether a selector can watch `fd` (epoll refuses regular files and most devices)."""
+    """Whether poll can wait on `fd` (a regular file or a terminal is always ready, or never says)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
