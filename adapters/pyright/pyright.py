@@ -15,6 +15,7 @@ from lensmux.adapters.pyright import (
     pyright_completion_docs,
     pyright_definitions,
     pyright_hover,
+    pyright_launch,
     pyright_locale,
     pyright_signatures,
     pyright_sources,
@@ -101,6 +102,12 @@ class PyrightAdapter(Adapter):
         self._symbol_keys = PyrightSymbolKeys()
         # Configuration files already logged as unreadable, with their mtime and size (source_files).
         self._unreadable_said: set[tuple[str, int, int]] = set()
+
+    def command(self, root: Path, daemon_pid: int) -> list[str]:
+        """The node process the PyPI `pyright-langserver` would start, else the configured one (pyright_launch.py)."""
+        argv = super().command(root, daemon_pid)
+        direct = pyright_launch.node_argv(argv[0], argv[1:], self.environment())
+        return argv if direct is None else direct
 
     def language(self, locale: object) -> str | None:
         """pyright writes one language per process, from `locale` or its environment (pyright_locale.py)."""

@@ -61,11 +61,23 @@ def _first_label(project: dict[str, Any]) -> str:
     return str(project["project"]["questions"][0]["label"])
 
 
-def _memory(run: dict[str, Any]) -> tuple[float, float]:
+# Where a run's memory figures are, by measure: (peaks, marks, the daemon process's own figure).
+_MEASURES = {"RSS": ("peak_mib", "marks_mib", "VmRSS"), "PSS": ("pss_peak_mib", "pss_marks_mib", "Pss")}
+
+
+def _memory(run: dict[str, Any], measure: str = "RSS") -> tuple[float, float]:
     """The servers' memory (own pyrights, or the daemon with its pyright) at the peak and once all had answered."""
+    peaks, marks, _ = _MEASURES[measure]
     memory = run["memory"]
     group = "servers" if "servers" in memory["peak_mib"] else "daemon"
-    return memory["peak_mib"].get(group, 0.0), memory["marks_mib"].get("answered", {}).get(group, 0.0)
+    return memory.get(peaks, {}).get(group, 0.0), memory.get(marks, {}).get("answered", {}).get(group, 0.0)
+
+
+def _bridges(run: dict[str, Any], measure: str = "RSS") -> float | None:
+    """The bridges' memory once all had answered (None for a run without bridges)."""
+    _, marks, _ = _MEASURES[measure]
+    value = run["memory"].get(marks, {}).get("answered", {}).get("bridges")
+    return None if value is None else float(value)
 
 
 def _runs_table(project: dict[str, Any]) -> list[str]:
@@ -73,8 +85,9 @@ def _runs_table(project: dict[str, Any]) -> list[str]:
     head = "| run | agents | spawn → ready s | " + " | ".join(f"spawn → complete *{label}* s" for label in labels)
     lines = [
         head + " | asks: all / not complete / other order / errors | servers' RSS MiB peak / all answered "
-        "| bridges' RSS MiB at all answered |",
-        "| --- | ---: | ---: | " + " | ".join("---:" for _ in labels) + " | ---: | ---: | ---: |",
+        "| bridges' RSS MiB at all answered | servers' PSS MiB peak / all answered "
+        "| bridges' PSS MiB at all answered |",
+        "| --- | ---: | ---: | " + " | ".join("---:" for _ in labels) + " | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, run in project["runs"].items():
         sessions = run["sessions"]
@@ -82,11 +95,20 @@ def _runs_table(project: dict[str, Any]) -> list[str]:
         cells = [_spread(_values(sessions, "ready_s"), count)]
         cells += [_spread(_values(sessions, "questions", label, "complete_s"), count) for label in labels]
         total, incomplete, reordered, errors = _asks(sessions)
-        peak, answered = _memory(run)
-        bridges = run["memory"]["marks_mib"].get("answered", {}).get("bridges")
+        memory = []
+        for measure in _MEASURES:
+            peak, answered = _memory(run, measure)
+            bridges = _bridges(run, measure)
+            memory += [
+                f"{peak:,.0f} / {answered:,.0f}" if answered else "",
+                "" if bridges is None else f"{bridges:,.0f}",
+            ]
         lines.append(
-            f"| {name} | {count} | " + " | ".join(cells) + f" | {total} / {incomplete} / {reordered} / {errors} "
-            f"| {peak:,.0f} / {answered:,.0f} | {'' if bridges is None else f'{bridges:,.0f}'} |"
+            f"| {name} | {count} | "
+            + " | ".join(cells)
+            + f" | {total} / {incomplete} / {reordered} / {errors} | "
+            + " | ".join(memory)
+            + " |"
         )
     return lines
 
@@ -132,34 +154,43 @@ def _answers_goal(name: str, n: str, shared: dict[str, Any]) -> list[str]:
             f"({_verdict(bool(total) and same == total)})"]  # fmt: skip
 
 
-def _editor_memory(editor_own: dict[str, Any] | None) -> tuple[float, float]:
+def _editor_memory(editor_own: dict[str, Any] | None, measure: str = "RSS") -> tuple[float, float]:
     """One editor's own pyright at its peak and once quiet (0 when the run has no such baseline)."""
     if not editor_own:
         return 0.0, 0.0
+    peaks, marks, _ = _MEASURES[measure]
     memory = editor_own["memory"]
-    return memory["peak_mib"].get("servers", 0.0), memory["marks_mib"].get("warm", {}).get("servers", 0.0)
+    return memory.get(peaks, {}).get("servers", 0.0), memory.get(marks, {}).get("warm", {}).get("servers", 0.0)
 
 
-def _one_agent(runs: dict[str, Any], n: str) -> tuple[float, float, str] | None:
+def _one_agent(runs: dict[str, Any], n: str, measure: str = "RSS") -> tuple[float, float, str] | None:
     """One agent's own pyright (peak, all answered, what it is): the run of one, else the mean of the N own."""
     if "own-1" in runs:
-        return (*_memory(runs["own-1"]), "one AGENT's own pyright (its two questions, no file kept open)")
+        return (*_memory(runs["own-1"], measure), "one AGENT's own pyright (its two questions, no file kept open)")
     if f"own-{n}" in runs:
-        peak, end = _memory(runs[f"own-{n}"])
+        peak, end = _memory(runs[f"own-{n}"], measure)
         what = f"one AGENT's own pyright (its two questions, no file kept open; the mean of the {n} agents' own)"
         return peak / int(n), end / int(n), what
     return None
 
 
 def _memory_goal(
-    name: str, key: str, shared: dict[str, Any], agent: tuple[float, float, str], editor_own: dict[str, Any] | None
+    name: str, key: str, shared: dict[str, Any], runs: dict[str, Any], editor_own: dict[str, Any] | None
 ) -> list[str]:
-    s_peak, s_end = _memory(shared)
-    o_peak, o_end, agent_what = agent
-    if not o_end:
-        return []
+    return _rss_goal(name, key, shared, runs, editor_own) + _pss_goal(name, key, shared, runs, editor_own)
+
+
+def _rss_goal(
+    name: str, key: str, shared: dict[str, Any], runs: dict[str, Any], editor_own: dict[str, Any] | None
+) -> list[str]:
+    """The goal on VmRSS summed over the process trees, in the words of the runs before Pss was read."""
     n, editors = key.split("-")[1], len(shared.get("editors", []))
-    bridges = shared["memory"]["marks_mib"].get("answered", {}).get("bridges", 0.0)
+    agent = _one_agent(runs, n)
+    s_peak, s_end = _memory(shared)
+    if agent is None or not agent[1]:
+        return []
+    o_peak, o_end, agent_what = agent
+    bridges = _bridges(shared) or 0.0
     ratio = s_end / o_end
     daemon = shared.get("daemon_process_mib_at_answered", {}).get("VmRSS", 0.0)
     lines = [
@@ -184,6 +215,33 @@ def _memory_goal(
     return lines
 
 
+def _pss_goal(
+    name: str, key: str, shared: dict[str, Any], runs: dict[str, Any], editor_own: dict[str, Any] | None
+) -> list[str]:
+    """The goal on Pss summed over the same trees: pages shared between processes counted once."""
+    n = key.split("-")[1]
+    agent = _one_agent(runs, n, "PSS")
+    _, s_end = _memory(shared, "PSS")
+    if agent is None or not agent[1] or not s_end:
+        return []
+    _, o_end, _ = agent
+    _, e_end = _editor_memory(editor_own, "PSS")
+    bridges = _bridges(shared, "PSS") or 0.0
+    daemon = shared.get("daemon_process_mib_at_answered", {}).get("Pss", 0.0)
+    against = [(f"one AGENT's own {o_end:,.0f} MiB", o_end)] + (
+        [(f"one EDITOR's own {e_end:,.0f} MiB", e_end)] * bool(e_end)
+    )
+    return [
+        f"- {name}, PSS: the daemon with its pyright {s_end:,.0f} MiB (its own process {daemon:,.0f}, the shared "
+        f"pyright {s_end - daemon:,.0f}), the {n} bridges {bridges:,.0f} MiB; "
+        + "; ".join(
+            f"against {what}: {s_end / base:.2f}x (goal ≤ {MEMORY_GOAL:g}x): {_verdict(s_end / base <= MEMORY_GOAL)}, "
+            f"with the bridges {(s_end + bridges) / base:.2f}x"
+            for what, base in against
+        )
+    ]
+
+
 def _goals(name: str, project: dict[str, Any]) -> list[str]:
     runs = project["runs"]
     label = _first_label(project)
@@ -193,9 +251,8 @@ def _goals(name: str, project: dict[str, Any]) -> list[str]:
         lines += _ready_goal(name, n, runs[key])
         lines += _speed_goal(name, n, label, runs[key], runs.get(f"own-{n}"))
         lines += _answers_goal(name, n, runs[key])
-        agent = _one_agent(runs, n)
-        if n != "1" and agent is not None:
-            lines += _memory_goal(name, key, runs[key], agent, project.get("editor_own"))
+        if n != "1":
+            lines += _memory_goal(name, key, runs[key], runs, project.get("editor_own"))
     return lines
 
 
@@ -249,7 +306,9 @@ def render(result: dict[str, Any]) -> str:
             f"Reference (a pyright of its own): ready signal `{ref['ready_signal']}` at {ref['ready_s']:.2f} s, "
             "settled answers "
             + "; ".join(f"*{label}* {a['answer']} ({a['asks']} asks)" for label, a in ref["asks"].items())
-            + f", at {ref['settled_s']:.1f} s, holding {ref.get('rss_mib_settled', 0):,.0f} MiB then. "
+            + f", at {ref['settled_s']:.1f} s, holding {ref.get('rss_mib_settled', 0):,.0f} MiB then"
+            + (f" (PSS {ref['pss_mib_settled']:,.0f})" if ref.get("pss_mib_settled") else "")
+            + ". "
             f"The first editor warms the shared instance with *{_warm_label(result, p)}*.",
             *_editor_line(project.get("editor_own")),
             "",

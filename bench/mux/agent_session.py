@@ -29,7 +29,7 @@ from typing import Any
 import anyio
 from support.lspclient import LspClient, LspClientError, LspResponseError, LspTimeout
 
-from bench.mux.agent_memory import tree_rss_kib
+from bench.mux.agent_memory import tree_pss_kib, tree_rss_kib
 from bench.mux.agent_questions import AgentProject, Question, canonical, summary
 
 log = logging.getLogger(__name__)
@@ -238,6 +238,7 @@ async def settle_reference(
         if client.pid is not None:
             # What a server of its own holds having answered every question (the editor's too).
             out["rss_mib_settled"] = round(tree_rss_kib({client.pid}) / 1024, 1)
+            out["pss_mib_settled"] = round(tree_pss_kib({client.pid}) / 1024, 1)
         await client.shutdown_and_exit()
     return out
 

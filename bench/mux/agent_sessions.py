@@ -26,7 +26,8 @@ Per project, in one run:
      have heard nothing for `--quiet` s), then N agents through
      `lensmux client pyright` bridges, in parallel.
 Per session: spawn -> ready signal, spawn -> first complete answer of each question,
-whether every answer equalled the reference. Memory: resident memory of the
+whether every answer equalled the reference. Memory: resident memory (VmRSS) and
+proportional set size (Pss, shared pages divided among their processes) of the
 process trees (each own pyright; the daemon with its pyright; the bridges apart),
 at its peak and once every session has answered; the editor's own pyright once quiet.
 Nothing here asserts a time.
@@ -53,7 +54,7 @@ from support.daemon_proc import VENV_BIN, DaemonProc
 from bench.daemon_launch import DaemonLaunchFailed, bench_daemon, config_text, socket_path
 from bench.fetch_corpus import CorpusError
 from bench.mux.agent_editors import own_editor, quiet, shared_editor
-from bench.mux.agent_memory import TreeSampler
+from bench.mux.agent_memory import TreeSampler, pss_kib
 from bench.mux.agent_questions import PROJECT_MAKERS, AgentProject
 from bench.mux.agent_report import render
 from bench.mux.agent_session import Gate, ReferenceUnsettled, agent_session, settle_reference
@@ -185,8 +186,8 @@ async def _shared(
     async def status() -> None:
         instances = await anyio.to_thread.run_sync(daemon.instances, "pyright")
         out["instances_at_answered"] = [_instance_summary(i) for i in instances]
-        # The daemon's own process apart from its servers: VmRSS now, VmHWM its peak so far.
-        out["daemon_process_mib_at_answered"] = memory_mib(daemon.pid)
+        # The daemon's own process apart from its servers: VmRSS now, VmHWM its peak so far, Pss now.
+        out["daemon_process_mib_at_answered"] = {**memory_mib(daemon.pid), "Pss": round(pss_kib(daemon.pid) / 1024, 1)}
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(sampler.run)

