@@ -74,6 +74,9 @@ class BindWalk:
         self._due = False
         # URIs this server process has parsed and bound for the walk or for the index run.
         self.bound: set[str] = set()
+        # The URIs of the files the server enumerates as its sources, as the last walk listed them:
+        # it answers about them unopened as opened (daemon/search/gateway.py asks so).
+        self.sources: frozenset[str] = frozenset()
         self.state = "pending" if enabled else "off"
         # The daemon's own work the walk waits for: a full index run of any root (set by app.py).
         self.gives_way: Callable[[], bool] = _nothing
@@ -168,6 +171,7 @@ async def bind_walk_task(inst: Instance) -> None:
         await _until_quiet(inst)
         files = await anyio.to_thread.run_sync(workspace_files, inst.adapter, _roots(inst))
         asks = [(p.as_uri(), ask) for p in files if (ask := inst.adapter.bind_file_request(p)) is not None]
+        walk.sources = frozenset(uri for uri, _ in asks)
         cap = inst.config.prebind_max_files
         log.info(
             "%s: binding %d workspace files ahead (at most %d), one at a time in quiet moments",
