@@ -168,7 +168,9 @@ async def bind_walk_task(inst: Instance) -> None:
         return
     while True:
         await walk.wait_due()
-        await _until_quiet(inst)
+        # Listed as soon as discovery ends, not at the first quiet moment: searches and learning ask
+        # about these files unopened (`sources`), and a learner asking all the time leaves few.
+        await _until_discovered(inst)
         files = await anyio.to_thread.run_sync(workspace_files, inst.adapter, _roots(inst))
         asks = [(p.as_uri(), ask) for p in files if (ask := inst.adapter.bind_file_request(p)) is not None]
         walk.sources = frozenset(uri for uri, _ in asks)
@@ -206,6 +208,12 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
         walk.bound.add(uri)
         walked += 1
     return "done"
+
+
+async def _until_discovered(inst: Instance) -> None:
+    """Wait until the server is ready and has discovered its workspace, and no index run goes on."""
+    while not (inst.ready and not inst.warmup.busy() and not inst.warmup.bind_walk.gives_way()):  # noqa: ASYNC110
+        await anyio.sleep(_WAIT_POLL_S)
 
 
 async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
