@@ -59,8 +59,11 @@ def _pass(daemon: DaemonProc, root: Path) -> dict[str, Any]:
     return {
         "p50_ms": round(percentile(walls, 50), 1),
         "p95_ms": round(percentile(walls, 95), 1),
+        "max_ms": walls[-1],
+        "seeds_p50_ms": round(statistics.median(r.timing.get("seeds", 0.0) for r in records), 1),
         "expansion_p50_ms": round(statistics.median(r.timing.get("expansion", 0.0) for r in records), 1),
         "at_budget": sum(any("budget" in w for w in r.warnings) for r in records),
+        "degraded": sum(r.degraded for r in records),
         "load": load_average(),
     }
 

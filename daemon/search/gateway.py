@@ -2,7 +2,14 @@
 
 Every question goes through `Instance.request`, so searches share the
 response cache, breakers and timeouts with editors; documents a question
-names are opened first (clangd answers only for files it has open).
+names are opened first (clangd answers only for files it has open), except
+a file of the server's own sources at a server that reads unopened files from
+disk (the adapter's `opening_saved_files_changes_answers` is False: pyright, whose
+bind walk lists its sources, bind_walk.py). There opening the file only makes the
+server check all of it, in the thread that answers: 20 functions of the 100k-line
+monorepo cost pyright 5.0 s of CPU with their files opened, 1.8-3.5 s without, for the
+same answers (docs/benchmarks.md, "Warm search on a root not learned yet"). A file
+outside its sources is answered only once opened, and is opened.
 """
 
 from __future__ import annotations
@@ -129,8 +136,13 @@ class DaemonGateway:
         try:
             if not await inst.wait_ready(timeout):
                 raise GatewayError(f"{inst.name} is not running ({inst.failure or inst.state})")
+            uris = list(_uris(params))
+            if not inst.adapter.opening_saved_files_changes_answers:
+                # Its sources answer unopened as opened; opening one only adds a check of the whole file.
+                sources = inst.warmup.bind_walk.sources
+                uris = [uri for uri in uris if uri not in sources]
             async with AsyncExitStack() as held:
-                for uri in _uris(params):
+                for uri in uris:
                     path = uri_to_path(uri)
                     if path is not None:
                         await held.enter_async_context(self._internal.using(inst, path))

@@ -74,6 +74,9 @@ class BindWalk:
         self._due = False
         # URIs this server process has parsed and bound for the walk or for the index run.
         self.bound: set[str] = set()
+        # The URIs of the files the server enumerates as its sources, as the last walk listed them:
+        # it answers about them unopened as opened (daemon/search/gateway.py asks so).
+        self.sources: frozenset[str] = frozenset()
         self.state = "pending" if enabled else "off"
         # The daemon's own work the walk waits for: a full index run of any root (set by app.py).
         self.gives_way: Callable[[], bool] = _nothing
@@ -165,9 +168,12 @@ async def bind_walk_task(inst: Instance) -> None:
         return
     while True:
         await walk.wait_due()
-        await _until_quiet(inst)
+        # Listed as soon as discovery ends, not at the first quiet moment: searches and learning ask
+        # about these files unopened (`sources`), and a learner asking all the time leaves few.
+        await _until_discovered(inst)
         files = await anyio.to_thread.run_sync(workspace_files, inst.adapter, _roots(inst))
         asks = [(p.as_uri(), ask) for p in files if (ask := inst.adapter.bind_file_request(p)) is not None]
+        walk.sources = frozenset(uri for uri, _ in asks)
         cap = inst.config.prebind_max_files
         log.info(
             "%s: binding %d workspace files ahead (at most %d), one at a time in quiet moments",
@@ -202,6 +208,12 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
         walk.bound.add(uri)
         walked += 1
     return "done"
+
+
+async def _until_discovered(inst: Instance) -> None:
+    """Wait until the server is ready and has discovered its workspace, and no index run goes on."""
+    while not (inst.ready and not inst.warmup.busy() and not inst.warmup.bind_walk.gives_way()):  # noqa: ASYNC110
+        await anyio.sleep(_WAIT_POLL_S)
 
 
 async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
