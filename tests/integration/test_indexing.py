@@ -112,12 +112,25 @@ async def test_an_unsaved_edit_becomes_searchable(daemon: DaemonProc, py_project
 LIVE_EXPANSION = "[daemon.search]\nlearn_graph = false\nexpansion_budget = 60\n"
 
 
-def test_a_file_a_search_keeps_open_is_reindexed_with_its_new_symbols(tmp_path: Path, py_project: Path) -> None:
-    with running_daemon(tmp_path / "d", LIVE_EXPANSION) as daemon:
+# Without the bind walk pyright's sources are not listed, so the search opens util.py at pyright and
+# keeps it open; with it, the search asks about util.py unopened (daemon/search/gateway.py) and
+# pyright learns of the write from the file events the daemon forwards.
+@pytest.mark.parametrize(("prebind", "kept_open"), [("false", True), ("true", False)], ids=["opened", "unopened"])
+def test_a_file_a_search_asked_about_is_reindexed_with_its_new_symbols(
+    tmp_path: Path, py_project: Path, prebind: str, kept_open: bool
+) -> None:
+    config = LIVE_EXPANSION + f"\n[servers.pyright]\nprebind = {prebind}\n"
+    with running_daemon(tmp_path / "d", config) as daemon:
         assert _index(daemon, py_project, "--wait").returncode == 0
-        # Expanding the answer asks pyright about util.py, which the daemon then keeps open there.
+        if not kept_open:
+            # The walk lists pyright's sources once discovery and the index run are over.
+            wait_until(
+                lambda: daemon.instances("pyright")[0]["prebind"] != "pending", timeout=60, what="the walk's list"
+            )
+        # Expanding the answer asks pyright about util.py.
         assert "scale" in _names_found(daemon, py_project, "scale a value by a factor with repeated addition")
-        assert any(i["open_documents"] for i in daemon.instances("pyright")), "the search left no document open"
+        left_open = any(i["open_documents"] for i in daemon.instances("pyright"))
+        assert left_open == kept_open, f"the search left documents open: {left_open}, expected {kept_open}"
         path = py_project / "demo" / "util.py"
         path.write_text(path.read_text() + NEW_FUNCTION)  # no editor: only the watcher sees it
         query = "reconcile ledger entries against the bank statement"
