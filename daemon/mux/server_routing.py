@@ -50,16 +50,17 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
 async def from_server(instance: Instance, env: Envelope) -> None:
     """Route one message from the server."""
     if env.method is UNSET:
-        await answer_response(instance, env)
+        if left := route_response(instance, env):
+            await cancel_left(instance, left)
     elif env.id is not UNSET:
         await server_requests.handle(instance, env)
     else:
         _server_notification(instance, env)
 
 
-async def answer_response(instance: Instance, env: Envelope) -> None:
-    """A response from the server, routed; the requests it leaves nobody waiting for are cancelled at the server."""
-    for part in route_response(instance, env):
+async def cancel_left(instance: Instance, parts: list[Pending]) -> None:
+    """Cancel at the server the requests a response left nobody waiting for (route_response)."""
+    for part in parts:
         await instance.cancel_at_server(part.server_id, part.method, "another part of its split request failed")
 
 

@@ -189,7 +189,12 @@ class Supervisor:
                 if batch is None:
                     return "server closed its output"
                 for body in batch:
-                    await server_routing.from_server(inst, ev.decode(body))
+                    env = ev.decode(body)
+                    if env.method is not UNSET:
+                        await server_routing.from_server(inst, env)
+                    elif left := server_routing.route_response(inst, env):
+                        # Responses are routed without a coroutine; only a failed split part awaits.
+                        await server_routing.cancel_left(inst, left)
                 if reader.has_ready():
                     # More arrived while routing: let the clients' tasks run first.
                     await anyio.lowlevel.checkpoint()

@@ -210,9 +210,17 @@ async def _walk(inst: Instance, walk: BindWalk, asks: list[tuple[str, tuple[str,
     return "done"
 
 
+def _discovered(inst: Instance) -> bool:
+    """Whether the server is ready and has discovered its workspace, and no index run goes on.
+
+    busy(): discovery not ended, or the server still analysing the workspace (warmup.py).
+    """
+    return inst.ready and not inst.warmup.busy() and not inst.warmup.bind_walk.gives_way()
+
+
 async def _until_discovered(inst: Instance) -> None:
-    """Wait until the server is ready and has discovered its workspace, and no index run goes on."""
-    while not (inst.ready and not inst.warmup.busy() and not inst.warmup.bind_walk.gives_way()):  # noqa: ASYNC110
+    """Wait until `_discovered`."""
+    while not _discovered(inst):  # noqa: ASYNC110
         await anyio.sleep(_WAIT_POLL_S)
 
 
@@ -225,14 +233,11 @@ async def _until_quiet(inst: Instance, *, slot: bool = False) -> None:
     Polled: quiet is the absence of events (no client message for a while), which no event marks.
     """
     while True:
-        # busy(): discovery not ended, or the server still analysing the workspace (warmup.py).
         if (
-            inst.ready
-            and not inst.warmup.busy()
+            _discovered(inst)
             and len(inst.pending) == 0
             and inst.quiet_for(QUIET_S)
             and time.monotonic() - inst.notified_at >= QUIET_S
-            and not inst.warmup.bind_walk.gives_way()
             and (not slot or inst.own_slot.try_take())
         ):
             return
