@@ -237,21 +237,17 @@ class Adapter:
         """
         return None
 
-    # Methods some clients' requests of which the server alone answers from more than one of the
-    # shared server's answers (`asked_as`); a request of any other method is never looked at.
-    split_methods: frozenset[str] = frozenset()
+    # Methods whose answer the server alone filters by what the client declared, from a whole
+    # answer the shared server gives the daemon (`filtered_for_client`); no other method's answer
+    # is looked at.
+    filters_per_client: frozenset[str] = frozenset()
 
-    def asked_as(self, method: str, client_caps: dict[str, Any]) -> tuple[str, ...] | None:
-        """The methods the shared server is asked, at the client's params, to answer this client's `method`.
+    def filtered_for_client(self, method: str, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """The answer the server alone gives this client, from the whole one it gave the daemon.
 
-        None (the default): the request is forwarded as it is. Otherwise `merged` makes the
-        answer the server alone gives from the answers to these methods.
+        None: the same answer.
         """
         return None
-
-    def merged(self, method: str, results: list[Any]) -> Any:
-        """The server's answer alone to a client whose `method` was asked as `asked_as` says (results in that order)."""
-        raise NotImplementedError(f"{self.name} asks {method} as itself")
 
     def plaintext_hover(self, markdown: str) -> str | None:
         """The hover the server alone gives a client without markdown, from the markdown it gave the daemon.

@@ -50,6 +50,12 @@ def daemon_initialize_params(root_uri: str, root_path: str, name: str, daemon_pi
     }
 
 
+@cache
+def own_client_capabilities() -> dict[str, Any]:
+    """What the daemon declares as a client of its own instances: shared, not to be changed."""
+    return _shipped("internal")
+
+
 def internal_initialize_params(root_uri: str, daemon_pid: int) -> dict[str, Any]:
     """The daemon's own `initialize` as a client of an instance (daemon/mux/internal_client.py).
 

@@ -189,6 +189,9 @@ def internal_client_capabilities() -> dict[str, Any]:
         text_document=lsp.TextDocumentClientCapabilities(
             synchronization=lsp.TextDocumentSyncClientCapabilities(did_save=True),
             document_symbol=lsp.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
+            # Declared so that pyright's definition gives the daemon source files, not stubs
+            # (adapters/pyright/pyright_definitions.py).
+            declaration=lsp.DeclarationClientCapabilities(link_support=False),
             definition=lsp.DefinitionClientCapabilities(link_support=False),
             references=lsp.ReferenceClientCapabilities(),
             hover=lsp.HoverClientCapabilities(content_format=_MARKUP),

@@ -73,8 +73,9 @@ class PyrightAdapter(Adapter):
     # pyright sends an auto-import item's labelDetails whatever the client declared (1.1.414,
     # seen with a client without labelDetailsSupport).
     folds_label_details = False
-    # pyright filters definition and declaration by whether the client declared declaration.
-    split_methods = pyright_definitions.METHODS
+    # pyright filters definition and declaration by whether the client declared declaration; the
+    # shared one is told it did not, so it answers the whole list, filtered here per client.
+    filters_per_client = pyright_definitions.METHODS
     # In pull mode pyright still publishes an empty set for a document when it is closed.
     clears_closed_documents_for_pull_clients = True
     # pyright analyses every workspace file from disk whether or not it is open.
@@ -169,14 +170,18 @@ class PyrightAdapter(Adapter):
         """Documentation in plaintext for a client that lists no markdown (pyright_completion_docs.py)."""
         return pyright_completion_docs.for_client(result, client_caps)
 
-    def asked_as(self, method: str, client_caps: dict[str, Any]) -> tuple[str, ...] | None:
-        """Both declaration and definition for a client without `textDocument.declaration` (pyright_definitions.py)."""
-        return pyright_definitions.ASKED if pyright_definitions.asks_both(method, client_caps) else None
+    def adjust_capabilities(self, capabilities: dict[str, Any]) -> None:
+        """No `textDocument.declaration`: the shared pyright answers definition and declaration unfiltered.
 
-    def merged(self, method: str, results: list[Any]) -> Any:
-        """pyright's unfiltered list from its declaration (stubs) and definition (sources) answers."""
-        stubs, sources = results
-        return pyright_definitions.unfiltered(stubs, sources)
+        pyright 1.1.414 reads that capability only to choose the filter of these two methods
+        (pyright_definitions.py); the whole list is what a client without it gets, and a client
+        with it gets the list filtered as pyright would.
+        """
+        capabilities.get("textDocument", {}).pop("declaration", None)
+
+    def filtered_for_client(self, method: str, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+        """Definition's sources, declaration's stubs, to a client that declared them (pyright_definitions.py)."""
+        return pyright_definitions.for_client(method, result, client_caps)
 
     def plaintext_hover(self, markdown: str) -> str | None:
         """pyright's plaintext hover: its parts without fences, the docstring read back (pyright_hover.py)."""

@@ -1,42 +1,43 @@
-"""Go to definition for a client that did not declare `textDocument.declaration`, as pyright alone answers it.
+"""Definition and declaration for a client that declared `textDocument.declaration`, as pyright alone filters them.
 
 pyright 1.1.414 chooses a filter for `textDocument/definition` and `textDocument/declaration`
 from one capability of the client it serves (`hasGoToDeclarationCapability`, set when
-`textDocument.declaration` is anything JavaScript counts as true, `{}` included). With it,
-definition keeps the list's source files when it has any (`DefinitionFilter.PreferSource`)
-and declaration its stubs (`PreferStubs`); without it both answer the whole list
-(`DefinitionFilter.All`). The shared pyright is told the capability, so a client that lacks it
-(Helix, Serena, the MCP bridges) has the whole list rebuilt from the two filtered answers.
+`textDocument.declaration` is anything JavaScript counts as true, `{}` included), and reads it
+nowhere else. Without it both answer the whole list (`DefinitionFilter.All`): each declaration
+of the name in the order it is bound, for an overloaded function the overloads its type holds,
+and for one in a stub the source declarations the stub maps to, each entry once
+(`[main.py, json/__init__.pyi, json/__init__.py]` for a name assigned in `main.py`, then
+imported by `import json as alias`). With it, definition keeps the list's source files when
+it has any (`PreferSource`) and declaration its stubs (`PreferStubs`), in the list's order
+(`filterDefinitions`). One more step is definition's alone (`addDeclarationsToDefinitions`
+under `PreferSource`): a declaration in typeshed's `stdlib/typing.pyi` whose source mappings
+hold a class or function of a source file does not list the mapped variables of typing.py
+assigned from `_alias(...)` (`isAliasFactoryCallee`): `typing.AsyncContextManager` is
+`[typing.pyi, typing.py, contextlib.py]` whole and `[contextlib.py]` as definition.
 
-The whole list is built declaration by declaration: each resolved declaration, then, for an
-overloaded function, the overloads the declaration's type holds (those up to it, in order),
-then, for one in a stub, the source declarations the stub maps to; each entry is added only
-once (by URI and range). A name's declarations come in the order they are bound: one assigned
-in the client's file and then imported from a module with a stub is
-`[main.py, json/__init__.pyi, json/__init__.py]`. The stubs' part (declaration's answer) and
-the sources' part (definition's) keep that order, so the list is the two interleaved, a stub
-declaration's group (it and the overloads above it in its stub) before the sources it maps to.
+So the shared pyright is told no `textDocument.declaration` (pyright.py, adjust_capabilities):
+it answers both methods with the whole list, which a client without the capability (Helix,
+Serena, the MCP bridges) gets as it is, and which is filtered here for a client with it (VS
+Code, Neovim, Emacs). The filter needs only the list, except for the alias variables: a
+Location does not say whether it is a variable or a class, so the lines are read from the
+files. They are read on the event loop, but only for a definition list with both a typing.pyi
+and a typing.py entry (a typing name asked by such a client: typing.py and the few files beside
+it in the list, all local and small), so no other answer waits on the disk.
 
-Which source a stub maps to is told by module: pyright maps a stub's declaration to the
-declarations of the source module of the same name (`json/__init__.pyi` to
-`json/__init__.py`, `boxes.pyi` to `boxes.py` beside it), and a stub module itself (the target
-of an import, an empty range at its start) to the source module. A source that is so told of a
-stub's is placed after that stub's group; any other is a declaration of its own (`main.py`'s
-`alias = None`, a source class's member where the type is a union with a stubbed class),
-placed before every stub whose mapping comes after it in the sources' part.
-`subprocess.check_output` is `[overload 1, subprocess.py, overload 2, ...]`, `os.path.join`
-(its last overload resolved) `[overload 3, overload 1, overload 2, posixpath.py]`, a stub's
-property `[getter stub, getter source, setter source, setter stub]`.
-
-Where nothing says (a declaration of its own beside stubs that map to no source, or to a
-source of another module: `typing.pyi` to `contextlib.py`), a source goes after the first
-stub's group and before the others: `import stubbed as x` then `x = None` comes out right,
-`x = None` then `import stubbed as x` does not.
+Where the filtered list still is not a function of the whole one: the mapped declarations pyright
+checks for a class or function are all the stub maps to, while the list shows only those not
+listed before (none such was seen), and an alias variable listed again later by another
+declaration would stay where pyright lists it.
 """
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import msgspec
 
 from lensmux.adapters.capabilities import declared
 
@@ -44,91 +45,113 @@ DEFINITION = "textDocument/definition"
 DECLARATION = "textDocument/declaration"
 # What pyright filters by the capability (typeDefinition always answers the whole list).
 METHODS = frozenset({DEFINITION, DECLARATION})
-# The shared pyright's answers merged for such a client, in this order: the stubs, then the sources.
-ASKED = (DECLARATION, DEFINITION)
+
+# pyright's test of a stub declaration (`pathEndsWith("stdlib/typing.pyi")`) and of the module
+# of a mapped one ("typing").
+_TYPING_STUB = "/stdlib/typing.pyi"
+_TYPING_SOURCE = "/typing.py"
+# From a variable's name on, its line in typing.py when the value is a call of `_alias`.
+_ALIAS_CALL = re.compile(r"\w+\s*(?::[^=]*)?=\s*_alias\s*\(")
+# A class or function declaration's line up to its name (pyright's range is the name's).
+_CLASS_OR_DEF = re.compile(r"\s*(?:class|(?:async\s+)?def)\s+")
 
 
-def asks_both(method: str, client_caps: dict[str, Any]) -> bool:
-    """Whether pyright alone would answer this client's `method` with the whole, unfiltered list."""
-    return method in METHODS and not _js_truthy(declared(client_caps, "textDocument.declaration"))
-
-
-def unfiltered(stubs: Any, sources: Any) -> Any:
-    """pyright's whole list from its declaration answer (stubs preferred) and definition answer (sources preferred).
-
-    Each is null when pyright found nothing, else a list of Locations; when the list holds only
-    stubs or only sources both answers are that list.
-    """
-    if not isinstance(stubs, list) or not stubs:
-        return sources
-    if not isinstance(sources, list) or not sources or sources == stubs:
-        return stubs
-    groups = _groups(stubs)
-    kinds = [_kind(group[0]) for group in groups]
-    # The group each source maps from; None: a declaration of its own (or a mapping to another module).
-    anchors = [kinds.index(kind) if (kind := _kind(source)) in kinds else None for source in sources]
-    merged: list[Any] = []
-    placed = 0
-    for index, (source, anchor) in enumerate(zip(sources, anchors, strict=True)):
-        if anchor is not None:
-            before = anchor + 1
-        else:
-            # Before every stub whose mapping comes later; else after the first group only.
-            before = min([1, *(later for later in anchors[index + 1 :] if later is not None)])
-        for group in groups[placed:before]:
-            merged.extend(group)
-        placed = max(placed, before)
-        merged.append(source)
-    for group in groups[placed:]:
-        merged.extend(group)
-    return merged
-
-
-def _groups(stubs: list[Any]) -> list[list[Any]]:
-    """The stubs' part cut at each declaration: it and the overloads above it in the same stub that follow it."""
-    groups: list[list[Any]] = []
-    for location in stubs:
-        if groups and _uri(location) == _uri(groups[-1][0]) and _start(location) < _start(groups[-1][0]):
-            groups[-1].append(location)
-        else:
-            groups.append([location])
-    return groups
-
-
-def _kind(location: Any) -> tuple[str | None, bool]:
-    """The module a location is in, and whether it is that module itself (pyright's empty range at its start).
-
-    A stub's declaration maps to declarations in its source module, the stub module itself (the
-    declaration of an import) to the source module.
-    """
-    span = _span(location)
-    whole = span is not None and span.get("start") == span.get("end") == {"line": 0, "character": 0}
-    return _module(_uri(location)), whole
-
-
-def _module(uri: Any) -> str | None:
-    """The module a file holds, by its last name: `json` for `.../json/__init__.py` and `.../json/__init__.pyi`."""
-    if not isinstance(uri, str):
+def for_client(method: str, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
+    """pyright's answer to this client's `method`, from its whole list `result`; None: the same bytes."""
+    if method not in METHODS or not _js_truthy(declared(client_caps, "textDocument.declaration")):
         return None
-    parts = uri.rstrip("/").split("/")
-    name = parts[-1].removesuffix(".pyi").removesuffix(".py")
-    if name == "__init__" and len(parts) > 1:
-        name = parts[-2]
-    return name.removesuffix("-stubs")
+    whole = msgspec.json.decode(result)
+    if not isinstance(whole, list) or len(whole) < 2:
+        return None
+    kept = filtered(method, whole)
+    return None if kept == whole else msgspec.json.encode(kept)
 
 
-def _uri(location: Any) -> Any:
-    return location.get("uri", location.get("targetUri")) if isinstance(location, dict) else None
+def filtered(method: str, whole: list[Any]) -> list[Any]:
+    """The list pyright gives a client with `textDocument.declaration`, from the one it gives a client without."""
+    if method == DEFINITION:
+        whole = _without_alias_variables(whole)
+    stubs = method == DECLARATION
+    kept = [location for location in whole if _is_stub(location) == stubs]
+    return kept if kept else whole
 
 
-def _span(location: Any) -> dict[str, Any] | None:
-    span = location.get("range", location.get("targetSelectionRange")) if isinstance(location, dict) else None
-    return span if isinstance(span, dict) else None
+def _without_alias_variables(locations: list[Any]) -> list[Any]:
+    """Without the typing.py `_alias` variables a typing.pyi declaration maps to beside a source class or function.
+
+    A stub declaration's mappings follow it (and its overloads) in the list, up to the next stub
+    entry; only a list with both kinds of typing entry is read from disk.
+    """
+    uris = [_uri(location) for location in locations]
+    if not any(uri.endswith(_TYPING_STUB) for uri in uris) or not any(uri.endswith(_TYPING_SOURCE) for uri in uris):
+        return locations
+    lines = _Lines()
+    dropped: set[int] = set()
+    index = 0
+    while index < len(locations):
+        if not uris[index].endswith(_TYPING_STUB):
+            index += 1
+            continue
+        end = index + 1
+        while end < len(locations) and not _is_stub(locations[end]):
+            end += 1
+        mapped = range(index + 1, end)
+        if any(_CLASS_OR_DEF.fullmatch(lines.before(locations[at])) for at in mapped):
+            dropped.update(
+                at
+                for at in mapped
+                if uris[at].endswith(_TYPING_SOURCE) and _ALIAS_CALL.match(lines.from_start(locations[at]))
+            )
+        index = end
+    return [location for at, location in enumerate(locations) if at not in dropped]
+
+
+class _Lines:
+    """The lines of the files a list names, each file read once (empty where it cannot be read)."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, list[str]] = {}
+
+    def before(self, location: Any) -> str:
+        """The text of the location's line before its start."""
+        line, character = _start(location)
+        return self._line(_uri(location), line)[:character]
+
+    def from_start(self, location: Any) -> str:
+        """The text of the location's line from its start on."""
+        line, character = _start(location)
+        return self._line(_uri(location), line)[character:]
+
+    def _line(self, uri: str, line: int) -> str:
+        if uri not in self._files:
+            self._files[uri] = _read_lines(uri)
+        text = self._files[uri]
+        return text[line] if 0 <= line < len(text) else ""
+
+
+def _read_lines(uri: str) -> list[str]:
+    parts = urlsplit(uri)
+    if parts.scheme != "file":
+        return []
+    try:
+        return Path(unquote(parts.path)).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def _is_stub(location: Any) -> bool:
+    """pyright's `isStubFile`: the file's extension is `.pyi`."""
+    return _uri(location).endswith(".pyi")
+
+
+def _uri(location: Any) -> str:
+    uri = location.get("uri", location.get("targetUri")) if isinstance(location, dict) else None
+    return uri if isinstance(uri, str) else ""
 
 
 def _start(location: Any) -> tuple[int, int]:
-    span = _span(location)
-    start = span.get("start") if span is not None else None
+    span = location.get("range", location.get("targetSelectionRange")) if isinstance(location, dict) else None
+    start = span.get("start") if isinstance(span, dict) else None
     if not isinstance(start, dict):
         return (0, 0)
     line, character = start.get("line"), start.get("character")

@@ -1,15 +1,16 @@
-"""Does the merge of pyright's two filtered definition answers give pyright's list for a client without declaration?
+"""Does every client get pyright's own definition and declaration lists through the daemon?
 
     .venv/bin/python -m bench.mux.definition_lists                  # 50 stdlib modules, 12 names each
     .venv/bin/python -m bench.mux.definition_lists --names 40
 
 A file imports each module under an alias and names the first public names of each (`m3.dumps`).
-pyright alone, once without `textDocument.declaration` (its definition answers every declaration,
-stubs and sources) and once with it (definition answers the sources, declaration the stubs),
-is asked about each name, with no lensmux in between; the second pair goes through the merge the
-pyright adapter gives such a client (adapters/pyright/pyright_definitions.py). Printed: each name
-whose merged list differs, and the counts. Its numbers go to docs/sharing.md, *Go to definition
-and declaration*. Nothing here is timed.
+pyright alone is asked about each name, definition and declaration, once by a client without
+`textDocument.declaration` (both answer every declaration, stubs and sources) and once by one with
+it (definition answers the sources, declaration the stubs); then the same two clients ask the same
+through one daemon, whose pyright answers the whole list and filters it for the second client
+(adapters/pyright/pyright_definitions.py). Printed: each name and client whose list differs, and
+the counts per client. Its numbers go to docs/sharing.md, *Go to definition and declaration*.
+Nothing here is timed.
 """
 
 from __future__ import annotations
@@ -21,10 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from support.daemon_proc import VENV_BIN
+from support.daemon_proc import VENV_BIN, running_daemon
 from support.lspclient import LspClient, default_client_capabilities
-
-from lensmux.adapters.pyright.pyright_definitions import unfiltered
 
 PYRIGHT = (str(VENV_BIN / "pyright-langserver"), "--stdio")
 MODULES = [
@@ -94,19 +93,30 @@ def _source(per_module: int) -> tuple[str, list[Ask]]:
     return "\n".join(lines) + "\n", asks
 
 
-async def _answers(root: Path, asks: list[Ask], *, declaration: bool) -> list[Any]:
-    """pyright alone's answers: definition without the capability, (declaration, definition) with it."""
+METHODS = ("textDocument/definition", "textDocument/declaration")
+# The client's `textDocument.declaration`, by kind of client (None: not declared).
+CLIENTS: dict[str, dict[str, Any] | None] = {"without declaration": None, "with declaration": {"linkSupport": False}}
+
+
+def _caps(client: str) -> dict[str, Any]:
     caps = default_client_capabilities()
-    if not declaration:
+    declaration = CLIENTS[client]
+    if declaration is None:
         del caps["textDocument"]["declaration"]
-    methods = ("textDocument/declaration", "textDocument/definition") if declaration else ("textDocument/definition",)
+    else:
+        caps["textDocument"]["declaration"] = declaration
+    return caps
+
+
+async def _answers(argv: tuple[str, ...] | list[str], root: Path, asks: list[Ask], client: str) -> list[Any]:
+    """One client's (definition, declaration) answers per name, from pyright alone or through the daemon."""
     out: list[Any] = []
-    async with LspClient.over_process(PYRIGHT, cwd=root, name="alone") as client:
-        await client.initialize(root, capabilities=caps)
-        uri = await client.open(root / "probe.py", "python")
+    async with LspClient.over_process(argv, cwd=root, name=client) as lsp:
+        await lsp.initialize(root, capabilities=_caps(client))
+        uri = await lsp.open(root / "probe.py", "python")
         for line, character, _ in asks:
             params = {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
-            out.append([await client.request(method, params, timeout=120) for method in methods])
+            out.append([await lsp.request(method, params, timeout=120) for method in METHODS])
     return out
 
 
@@ -117,18 +127,23 @@ def _short(answer: Any) -> list[str]:
 async def _run(per_module: int) -> None:
     text, asks = _source(per_module)
     with tempfile.TemporaryDirectory(prefix="definition-lists-") as tmp:
-        root = Path(tmp)
+        root = Path(tmp) / "probe"
+        root.mkdir()
         (root / "probe.py").write_text(text)
-        whole = await _answers(root, asks, declaration=False)
-        filtered = await _answers(root, asks, declaration=True)
-    both = differ = 0
-    for (_, _, name), (alone,), (stubs, sources) in zip(asks, whole, filtered, strict=True):
-        both += stubs != sources
-        merged = unfiltered(stubs, sources)
-        if merged != alone:
-            differ += 1
-            print(f"{name}: pyright alone {_short(alone)}, merged {_short(merged)}")
-    print(f"names {len(asks)}, with stubs and sources apart {both}, merged list differs {differ}")
+        alone = {client: await _answers(PYRIGHT, root, asks, client) for client in CLIENTS}
+        with running_daemon(Path(tmp) / "daemon") as daemon:
+            through = {client: await _answers(daemon.client_argv("pyright"), root, asks, client) for client in CLIENTS}
+    apart = sum(definition != declaration for definition, declaration in alone["with declaration"])
+    print(f"names {len(asks)}, definition and declaration apart for a client with declaration {apart}")
+    for client in CLIENTS:
+        differ = 0
+        for (_, _, name), want, got in zip(asks, alone[client], through[client], strict=True):
+            if got != want:
+                differ += 1
+                for method, mine, its in zip(METHODS, want, got, strict=True):
+                    if mine != its:
+                        print(f"{client}: {name} {method}: pyright alone {_short(mine)}, through lensmux {_short(its)}")
+        print(f"{client}: {len(asks) - differ} of {len(asks)} names the same (definition and declaration)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ from lensmux.daemon.mux.documents.positions import client_encoding
 from lensmux.daemon.mux.errors import ServerUnavailable
 from lensmux.daemon.mux.lifecycle.breaker import BreakerState
 from lensmux.daemon.mux.progress import progress_routes, request_progress
-from lensmux.daemon.mux.requests import client_cancel, split_requests
+from lensmux.daemon.mux.requests import client_cancel
 from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.requests.cache import CACHEABLE, CacheKey
 from lensmux.daemon.mux.requests.pending import Pending
@@ -126,7 +126,6 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
         or instance.breaker.state is not BreakerState.CLOSED
         or instance.warmup.discovery.queues(method)
         or not link.writer.writes_now()
-        or split_requests.asked_as(instance, client, method) is not None
     ):
         return False
     instance.touch(client)
@@ -139,10 +138,6 @@ def route_request_now(instance: Instance, client: ClientSession, env: Envelope) 
 
 async def _client_request(instance: Instance, client: ClientSession, env: Envelope, method: str) -> None:
     assert env.id is not UNSET and env.id is not None
-    methods = split_requests.asked_as(instance, client, method)
-    if methods is not None:
-        await split_requests.ask(instance, client, env, methods)
-        return
     route = _route_here(instance, client, env, method)
     if route is None:
         return

@@ -19,7 +19,6 @@ from lensmux.daemon.mux.diagnostics import diagnostics
 from lensmux.daemon.mux.documents import notebooks
 from lensmux.daemon.mux.lifecycle.breaker import BreakerState
 from lensmux.daemon.mux.progress import progress_routes, request_progress
-from lensmux.daemon.mux.requests import split_requests
 from lensmux.daemon.mux.requests.answers import answer_all, forget_inflight
 from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.mux.views import own_answer
@@ -50,30 +49,19 @@ def client_initialize_result(instance: Instance, result: Raw | Any) -> Raw:
 async def from_server(instance: Instance, env: Envelope) -> None:
     """Route one message from the server."""
     if env.method is UNSET:
-        if left := route_response(instance, env):
-            await cancel_left(instance, left)
+        route_response(instance, env)
     elif env.id is not UNSET:
         await server_requests.handle(instance, env)
     else:
         _server_notification(instance, env)
 
 
-async def cancel_left(instance: Instance, parts: list[Pending]) -> None:
-    """Cancel at the server the requests a response left nobody waiting for (route_response)."""
-    for part in parts:
-        await instance.cancel_at_server(part.server_id, part.method, "another part of its split request failed")
-
-
-def route_response(instance: Instance, env: Envelope) -> list[Pending]:
-    """A response from the server: to the client that asked, its followers, or the daemon's own waiter.
-
-    Returns the requests it leaves nobody waiting for (the other parts of a split request that
-    failed), for the caller to cancel at the server; only a response without a result leaves any.
-    """
+def route_response(instance: Instance, env: Envelope) -> None:
+    """A response from the server: to the client that asked, its followers, or the daemon's own waiter."""
     entry = instance.pending.pop(env.id)
     if entry is None:
         log.debug("%s: response to unknown id %r dropped", instance.name, env.id)
-        return []
+        return
     # Any answer, even an error, shows the server is alive; but a server that
     # initializes and then dies on every request is still in a crash loop.
     # (A closed breaker without failures has nothing to record.)
@@ -87,17 +75,14 @@ def route_response(instance: Instance, env: Envelope) -> list[Pending]:
         forget_inflight(instance, entry)
     if entry.cache_key is not None and entry.storable and env.error is UNSET and env.result is not UNSET:
         instance.cache.put(entry.cache_key, bytes(env.result), entry.generation)
-    if entry.split is not None:
-        return split_requests.answered(instance, entry, env)
     if entry.done is not None:
         if entry.method == "initialize":
             # Whatever the server says from now on, it says after its InitializeResult.
             instance.prologue.answered_initialize = True
         entry.reply = env
         entry.done.set()
-        return []
+        return
     _answer_clients(instance, entry, env)
-    return []
 
 
 def _answer_clients(instance: Instance, entry: Pending, env: Envelope) -> None:

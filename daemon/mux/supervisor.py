@@ -190,11 +190,10 @@ class Supervisor:
                     return "server closed its output"
                 for body in batch:
                     env = ev.decode(body)
-                    if env.method is not UNSET:
+                    if env.method is UNSET:
+                        server_routing.route_response(inst, env)
+                    else:
                         await server_routing.from_server(inst, env)
-                    elif left := server_routing.route_response(inst, env):
-                        # Responses are routed without a coroutine; only a failed split part awaits.
-                        await server_routing.cancel_left(inst, left)
                 if reader.has_ready():
                     # More arrived while routing: let the clients' tasks run first.
                     await anyio.lowlevel.checkpoint()
@@ -302,9 +301,7 @@ def _route_if_response(inst: Instance, body: bytes) -> bool:
         env = ev.decode(body)
     except WireError:
         return False
-    if env.method is not UNSET or env.error is not UNSET or env.result is UNSET:
-        # A response without a result may leave requests to cancel at the server (the other
-        # parts of a split request), which takes the reader task's await.
+    if env.method is not UNSET:
         return False
     server_routing.route_response(inst, env)
     return True

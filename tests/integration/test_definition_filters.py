@@ -3,9 +3,10 @@
 pyright answers `textDocument/definition` with the source files only (and declaration with the
 stubs only) for a client that declared `textDocument.declaration`, and with every declaration,
 stubs and sources in its own order, for one that did not (Helix, Serena, the MCP bridges). The
-shared pyright is told the capability. Clients with and without it, one of them also
-declaring `linkSupport`, ask through one daemon, one after the other and all at once, and each
-must get what pyright alone gives a client with its capabilities.
+shared pyright is told no such capability: its whole list is cached once and filtered for each
+client that declared it. Clients with and without it, one of them also declaring
+`linkSupport`, ask through one daemon, one after the other and all at once (joining each
+other's requests), and each must get what pyright alone gives a client with its capabilities.
 """
 
 from __future__ import annotations

@@ -123,3 +123,14 @@ async def test_columns_count_characters_not_utf16_units(daemon: DaemonProc, py_p
         _, data = await ok(client, "find_references", symbol="add", file="demo/util.py")
         music = [r for r in data["locations"] if r["path"] == "demo/music.py" and r["line"] == 3]
         assert music and music[0]["column"] == line.index("add") + 1
+
+
+async def test_a_definition_with_a_stub_beside_its_source_is_the_source(daemon: DaemonProc, py_project: Path) -> None:
+    # The shared pyright answers the whole list (stub and source); the tools ask as a client that
+    # declared declaration, to which pyright's definition is the source alone.
+    (py_project / "demo/boxes.py").write_text("class Box:\n    size = 1\n", encoding="utf-8")
+    (py_project / "demo/boxes.pyi").write_text("class Box:\n    size: int\n", encoding="utf-8")
+    (py_project / "demo/shelf.py").write_text("from demo.boxes import Box\n\nshelf = Box()\n", encoding="utf-8")
+    async with mcp_client(daemon, py_project) as client:
+        _, data = await ok(client, "find_definition", file="demo/shelf.py", line=3, column=len("shelf = B"))
+    assert [(row["path"], row["line"]) for row in data["locations"]] == [("demo/boxes.py", 1)]

@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 import anyio
 
 from lensmux.daemon.mux.diagnostics import diagnostics_pull
-from lensmux.daemon.mux.requests import split_requests
 from lensmux.daemon.mux.requests.deadlines import due_at, next_timeout_check
 from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.wire import envelope as ev
@@ -48,10 +47,6 @@ def fail_pending(instance: Instance, entry: Pending, reason: str) -> None:
     """Answer a request that will never get its server answer."""
     message = f"{instance.key.server}: {reason}"
     forget_inflight(instance, entry)
-    if entry.split is not None:
-        # Its other parts are in the same table: the server is gone, or they are failed in turn.
-        split_requests.failed(instance, entry, message)
-        return
     if entry.done is not None:
         entry.failure = message
         entry.done.set()
@@ -75,9 +70,6 @@ async def timeout_task(instance: Instance) -> None:
             due = due_at(entry, limit)
             if due is None or now < due:
                 continue
-            if entry.split is not None:
-                await _split_timed_out(instance, entry, limit)
-                continue
             if entry.client is None:
                 # The daemon's own request, kept only so its answer is cached: give up on it now.
                 instance.pending.pop(entry.server_id)
@@ -95,20 +87,3 @@ async def timeout_task(instance: Instance) -> None:
             log.warning("%s: %s", instance.name, message)
             await instance.cancel_at_server(entry.server_id, entry.method, f"timed out after {limit:g}s")
             instance.note_failure(message)
-
-
-async def _split_timed_out(instance: Instance, entry: Pending, limit: float) -> None:
-    """A part of a client's request asked as several is past its timeout: the client hears it, as for any request."""
-    split = entry.split
-    assert split is not None
-    instance.pending.pop(entry.server_id)
-    why = f"timed out after {limit:g}s"
-    if split.settled:
-        # The client was answered already (another part's error): nobody waits for this one.
-        await instance.cancel_at_server(entry.server_id, entry.method, why)
-        return
-    message = f"{instance.key.server}: {split.method} {why}"
-    for part in (entry, *split_requests.failed(instance, entry, message)):
-        await instance.cancel_at_server(part.server_id, part.method, why)
-    log.warning("%s: %s", instance.name, message)
-    instance.note_failure(message)

@@ -3,8 +3,7 @@
 The client is answered (or, gone, no longer), its coalesced places are taken out of
 the requests it joined, and a request no other client still waits for is cancelled at
 the server through cancel_shield.py, which withholds the cancel where the server
-mishandles it. Parts of a split request go through split_requests.py, waiting pulls
-through diagnostics_pull.py.
+mishandles it. Waiting pulls go through diagnostics_pull.py.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lensmux.daemon.mux.diagnostics import diagnostics_pull
-from lensmux.daemon.mux.requests import split_requests
 from lensmux.daemon.mux.requests.answers import forget_inflight
 from lensmux.daemon.wire.envelope import ErrorCode
 
@@ -26,8 +24,6 @@ async def cancel(instance: Instance, client: ClientSession, params: Any) -> None
     if not isinstance(params, dict) or "id" not in params:
         return
     cid = params["id"]
-    if await split_requests.cancel(instance, client, cid):
-        return
     entry = instance.pending.find_client(client, cid)
     if entry is None:
         if not diagnostics_pull.cancel_parked(instance, client, cid):
@@ -64,6 +60,5 @@ async def abandon(instance: Instance, client: ClientSession) -> None:
             if not entry.followers:
                 forget_inflight(instance, entry)
                 await instance.cancel_at_server(entry.server_id, entry.method, f"abandoned: {client.name} left")
-    await split_requests.abandon(instance, client)
     for leader in instance.inflight.values():
         leader.followers[:] = [(c, i) for c, i in leader.followers if c is not client]

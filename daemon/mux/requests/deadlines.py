@@ -41,11 +41,8 @@ def due_at(entry: Pending, limit: float) -> float | None:
 
     A client's request fails at its method's timeout; one nobody waits for any more is
     forgotten at twice that; the daemon's own request kept only for the cache is given
-    up on at its timeout; the daemon's own asker otherwise keeps its own time. A part of a
-    client's request asked as several (split_requests.py) fails that request at its timeout.
+    up on at its timeout; the daemon's own asker otherwise keeps its own time.
     """
-    if entry.split is not None:
-        return entry.started + limit
     if entry.client is None:
         return entry.started + limit if entry.detached else None
     return entry.started + (2 * limit if entry.detached and not entry.followers else limit)

@@ -14,8 +14,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import msgspec
+from msgspec import Raw, UnsetType
 
+from lensmux.adapters.capabilities import own_client_capabilities
 from lensmux.daemon.mux.errors import CircuitOpen, RequestTimedOut, ServerRequestFailed, ServerUnavailable
 from lensmux.daemon.mux.requests.pending import Pending
 from lensmux.daemon.wire import envelope as ev
@@ -65,7 +66,7 @@ async def _send(
     if key is not None:
         hit = instance.cache.get(key)
         if hit is not None:
-            return _Hit(msgspec.json.decode(hit))
+            return _Hit(_decoded(instance, method, hit))
     entry = _joinable(instance, key) if storable else None
     if entry is None:
         if not instance.breaker.allow():
@@ -136,4 +137,17 @@ async def _answer(instance: Instance, entry: Pending, method: str, limit: float,
     err = ev.error_of(entry.reply.error)
     if err is not None:
         raise ServerRequestFailed(err.code, f"{instance.name}: {method}: {err.message}")
-    return ev.decode_value(entry.reply.result)
+    result = entry.reply.result
+    return None if isinstance(result, UnsetType) else _decoded(instance, method, bytes(result))
+
+
+def _decoded(instance: Instance, method: str, result: bytes) -> Any:
+    """The answer as the server alone gives the daemon's own client (which declared `textDocument.declaration`).
+
+    pyright's definition is then its source files only, as an editor gets it, not the whole
+    list the shared pyright answers (Adapter.filtered_for_client).
+    """
+    adapter = instance.adapter
+    if method in adapter.filters_per_client:
+        result = adapter.filtered_for_client(method, result, own_client_capabilities()) or result
+    return ev.decode_value(Raw(result))

@@ -21,7 +21,6 @@ from lensmux.daemon.wire.envelope import Envelope, Id
 
 if TYPE_CHECKING:
     from lensmux.daemon.mux.clients.client_session import ClientSession
-    from lensmux.daemon.mux.requests.split_requests import SplitRequest
 
 
 @dataclass(slots=True, eq=False)
@@ -59,8 +58,6 @@ class Pending:
     diagnostics_back: dict[Any, Any] | None = None
     # One of the daemon's own requests asked in a quiet moment (learning, bind walk): own_slot.py.
     background: bool = False
-    # One of the requests a client's request was asked as (split_requests.py): its answer goes there.
-    split: SplitRequest | None = None
 
 
 class PendingTable:
@@ -70,8 +67,6 @@ class PendingTable:
         self._ids = itertools.count(1)
         self._by_server: dict[int, Pending] = {}
         self._by_client: dict[tuple[int, Id], int] = {}
-        # A client's requests asked as several until answered, by (client id, request id).
-        self._splits: dict[tuple[int, Id], SplitRequest] = {}
         # Set (and dropped) at the next pop, for whoever waits on an answer (wait_answered).
         self._popped: anyio.Event | None = None
 
@@ -91,28 +86,9 @@ class PendingTable:
         self._by_server[entry.server_id] = entry
         return entry
 
-    def add_part(self, method: str, client: ClientSession, client_id: Id, split: SplitRequest) -> Pending:
-        """Register one of the requests a client's request is asked as; its answer goes to `split`."""
-        entry = Pending(next(self._ids), method, None, None, split=split)
-        self._by_server[entry.server_id] = entry
-        self._splits[(client.id, client_id)] = split
-        return entry
-
-    def find_split(self, client: ClientSession, client_id: Id) -> SplitRequest | None:
-        """The split a client's request id was asked as, until its answer was sent."""
-        return self._splits.get((client.id, client_id))
-
-    def splits_of(self, client: ClientSession) -> list[SplitRequest]:
-        """Every split of one client not yet answered."""
-        return [split for (cid, _), split in self._splits.items() if cid == client.id]
-
-    def split_settled(self, split: SplitRequest) -> None:
-        """The split's client got its answer (or gave up on it)."""
-        self._splits.pop((split.client.id, split.client_id), None)
-
     def clients_waiting(self) -> bool:
         """Whether a client's request is in flight (the daemon's own do not count)."""
-        return bool(self._by_client) or bool(self._splits)
+        return bool(self._by_client)
 
     def pop(self, server_id: Id | UnsetType | None) -> Pending | None:
         """Remove and return the entry for a server's response (none for an id the daemon never sent)."""
@@ -128,7 +104,7 @@ class PendingTable:
 
     async def wait_answered(self, client: ClientSession, client_id: Id) -> None:
         """Return once the server has answered the client's request `client_id` (at once if none is in flight)."""
-        while self.find_client(client, client_id) is not None or self.find_split(client, client_id) is not None:
+        while self.find_client(client, client_id) is not None:
             if self._popped is None:
                 self._popped = anyio.Event()
             await self._popped.wait()

@@ -3,8 +3,9 @@
 The server answers once for everyone who asked the same thing (a leader and its followers, and
 later askers from the cache); each asker gets that answer in its own terms: its document
 versions in edits, what its capabilities take (snippets, documentChanges, hover markup,
-flat symbols, code actions as Commands), its own wording of diagnostics, and only what its own
-opens put in the server's index. Fresh, coalesced and cached answers go through the same
+flat symbols, code actions as Commands), its own wording of diagnostics, the part of a whole
+list the server alone filters for it (pyright's definitions), and only what its own opens put
+in the server's index. Fresh, coalesced and cached answers go through the same
 function, so a cached answer is shaped exactly as a fresh one.
 """
 
@@ -43,7 +44,12 @@ _PER_CLIENT = _SHAPED | EDIT_RESULT_METHODS | {SYMBOLS_METHOD, DOCUMENT_PULL, _S
 
 def differs_per_client(instance: Instance, method: str) -> bool:
     """Whether two askers of `method` may get different answers from the one result."""
-    return method in _PER_CLIENT or (method in index_scope.METHODS and instance.adapter.scopes_to_opened_files(method))
+    adapter = instance.adapter
+    return (
+        method in _PER_CLIENT
+        or method in adapter.filters_per_client
+        or (method in index_scope.METHODS and adapter.scopes_to_opened_files(method))
+    )
 
 
 def for_client(
@@ -82,6 +88,11 @@ def for_client(
         # Worded by what the client declared, where the server does so (pyright: label offsets).
         shaped = instance.adapter.signature_help_for_client(bytes(own), client.capabilities)
         own = own if shaped is None else Raw(shaped)
+    if method in instance.adapter.filters_per_client:
+        # The whole answer the shared server gave, filtered as the server alone filters it for
+        # this client (pyright's definition and declaration lists).
+        filtered = instance.adapter.filtered_for_client(method, bytes(own), client.capabilities)
+        own = own if filtered is None else Raw(filtered)
     if method == DOCUMENT_PULL and doc_uri is not None:
         own = _pulled_for_client(instance, client, own, doc_uri)
     if method in index_scope.METHODS:
