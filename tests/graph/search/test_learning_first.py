@@ -86,3 +86,26 @@ def test_lensmux_status_shows_the_symbols_searches_queued() -> None:
     quiet = {**graph, "queued_by_searches": 0, "state": "up to date"}
     shown = "\n".join(render_indexes({"model": {"state": "loaded"}, "roots": [{"root": "/r", "graph": quiet}]}))
     assert "call graph: 10/40 symbols learned (up to date)" in shown
+
+
+async def test_a_question_that_would_come_back_after_the_budget_is_not_sent(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
+        entry = RootIndex(ix.root, ix, finished_at=1.0)
+        # The server says each call-hierarchy question would take far longer than the budget.
+        slow = {"callHierarchy/incomingCalls": 60.0, "callHierarchy/outgoingCalls": 60.0}
+        gateway = FakeGateway(ix.root, expected=slow)
+        config = SearchConfig(expand_seeds=0, expansion_budget_s=20.0)
+        engine = HybridSearchEngine(gateway, embed_query=FakeEmbedder().embed_query, config=config)
+        request = SearchRequest(query="`backoff_send`", top_k=20, config_overrides=Overrides(max_graph_depth=1))
+        with anyio.fail_after(30):
+            response = await engine.search(request, ix, asked_live=entry.learn_first.extend)
+        # Nothing was learned from half the answers; the learner asks about the symbol first.
+        assert ix.store.learned_counts()[0] == 0
+        assert list(entry.learn_first)
+    # Not sent, so the search did not wait for them to its budget, and says what it left out.
+    assert "textDocument/prepareCallHierarchy" in gateway.requests
+    assert not {"callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"} & set(gateway.requests)
+    assert not any("budget" in w for w in response.warnings), response.warnings
+    assert any("not sent" in w for w in response.warnings), response.warnings
+    assert not response.degraded
