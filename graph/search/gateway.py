@@ -220,7 +220,11 @@ class LspCalls:
     @property
     def degraded(self) -> bool:
         """Whether a server that should answer was unavailable, or answered none of its requests."""
-        return any((e.unavailable and not e.no_server) or (e.sent > 0 and e.answered == 0) for e in self._logs.values())
+        # A question not sent because it would have come back too late counts as unanswered.
+        return any(
+            (e.unavailable and not e.no_server) or (e.sent + e.late > 0 and e.answered == 0)
+            for e in self._logs.values()
+        )
 
     @property
     def requests_sent(self) -> int:
@@ -239,8 +243,9 @@ class LspCalls:
             elif entry.failed:
                 worst = ", ".join(f"{reason} (x{n})" if n > 1 else reason for reason, n in entry.reasons.most_common(3))
                 out.append(f"{language}: {entry.failed} of {entry.sent} language-server requests failed: {worst}")
-            elif entry.sent and not entry.answered:
-                out.append(f"{language}: none of {entry.sent} language-server requests was answered in time")
+            elif entry.sent + entry.late and not entry.answered:
+                asked = entry.sent + entry.late
+                out.append(f"{language}: none of {asked} language-server requests was answered in time")
             if entry.late:
                 out.append(
                     f"{language}: {entry.late} language-server requests not sent: "

@@ -109,3 +109,22 @@ async def test_a_question_that_would_come_back_after_the_budget_is_not_sent(tmp_
     assert not any("budget" in w for w in response.warnings), response.warnings
     assert any("not sent" in w for w in response.warnings), response.warnings
     assert not response.degraded
+
+
+async def test_a_server_that_could_answer_nothing_in_time_degrades_the_answer(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
+        # Every question would come back after the budget: none is sent, and the answer says the
+        # server answered nothing in time, as when they were sent and given up on.
+        late = dict.fromkeys(
+            ("textDocument/prepareCallHierarchy", "callHierarchy/incomingCalls", "callHierarchy/outgoingCalls"), 60.0
+        )
+        gateway = FakeGateway(ix.root, expected=late)
+        config = SearchConfig(expand_seeds=0, expansion_budget_s=20.0)
+        engine = HybridSearchEngine(gateway, embed_query=FakeEmbedder().embed_query, config=config)
+        request = SearchRequest(query="`backoff_send`", top_k=20, config_overrides=Overrides(max_graph_depth=1))
+        with anyio.fail_after(30):
+            response = await engine.search(request, ix)
+    assert gateway.requests == []
+    assert response.degraded
+    assert any("none of" in w and "answered in time" in w for w in response.warnings), response.warnings
