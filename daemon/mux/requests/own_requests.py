@@ -140,6 +140,13 @@ async def _answer(instance: Instance, entry: Pending, method: str, limit: float,
                     entry.server_id,
                 )
             elif instance.pending.pop(entry.server_id) is not None:
+                if storable:
+                    log.debug(
+                        "%s: %s (server id %d) abandoned by the daemon's own asker behind an older request; cancelled",
+                        instance.name,
+                        method,
+                        entry.server_id,
+                    )
                 if not entry.done.is_set():
                     # An identical question that joined this one must not wait for an answer now dropped.
                     entry.failure = f"{instance.name}: {method} abandoned by the daemon's own asker"
