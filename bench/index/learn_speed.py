@@ -64,8 +64,6 @@ def _pass(daemon: DaemonProc, root: Path) -> dict[str, Any]:
         "expansion_p50_ms": round(statistics.median(r.timing.get("expansion", 0.0) for r in records), 1),
         "at_budget": sum(any("budget" in w for w in r.warnings) for r in records),
         "degraded": sum(r.degraded for r in records),
-        # Searches that left a question unsent: it would have come back after the budget.
-        "not_sent": sum(any("not sent" in w for w in r.warnings) for r in records),
         "load": load_average(),
         # In the order asked: a search right after one at the budget may wait for what that one left.
         "each": [[round(r.wall_ms), int(any("budget" in w for w in r.warnings)), int(r.degraded)] for r in records],

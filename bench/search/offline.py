@@ -48,10 +48,6 @@ class NullGateway:
         """Nothing is asked, so nothing is learned."""
         return False
 
-    def expected_answer_s(self, root: Path, language: str, method: str) -> float | None:
-        """Nothing is asked."""
-        return None
-
     async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
         """Never reached (unavailable)."""
         raise GatewayError("offline evaluation: no language server")

@@ -40,7 +40,6 @@ from lensmux.daemon.mux.lifecycle.warmup import Warmup
 from lensmux.daemon.mux.progress.prologue import Prologue
 from lensmux.daemon.mux.progress.request_progress import ShownProgress
 from lensmux.daemon.mux.requests import own_requests
-from lensmux.daemon.mux.requests.answer_times import AnswerTimes
 from lensmux.daemon.mux.requests.cache import ResponseCache
 from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
 from lensmux.daemon.mux.requests.own_slot import OwnRequestSlot
@@ -106,8 +105,6 @@ class Instance:
         self.own_inflight: dict[bytes, Pending] = {}
         # Learning and the bind walk: one of their requests in flight at a time, together (own_slot.py).
         self.own_slot = OwnRequestSlot(self.name)
-        # Each method's answer time, so a search does not send what would come back too late (answer_times.py).
-        self.answer_times = AnswerTimes(adapter.answers_in_turn)
         self.doc_lock = anyio.Lock()
         # Called with a URI when a client saves it (the index re-reads the file).
         self.on_saved: list[Callable[[str], None]] = []

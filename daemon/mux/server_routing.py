@@ -80,10 +80,6 @@ def route_response(instance: Instance, env: Envelope) -> list[Pending]:
     breaker = instance.breaker
     if entry.method != "initialize" and (breaker.consecutive_failures or breaker.state is not BreakerState.CLOSED):
         breaker.record_success()
-    if env.error is UNSET and env.result is not UNSET:
-        instance.answer_times.answered(entry)
-    else:
-        instance.answer_times.failed()
     if entry.tokens:
         for token in entry.tokens:
             instance.client_tokens.pop(token, None)

@@ -107,14 +107,6 @@ class DaemonGateway:
         inst = self._existing(cfg, root)
         return inst is not None and inst.ready and not inst.warmup.busy()
 
-    def expected_answer_s(self, root: Path, language: str, method: str) -> float | None:
-        """Seconds until the running server would answer `method` sent now, behind what it has in flight."""
-        cfg = self._server(language)
-        inst = self._existing(cfg, root) if cfg is not None else None
-        if inst is None or not inst.ready:
-            return None
-        return inst.answer_times.expected(method, inst.pending.entries())
-
     def server_languages(self) -> list[tuple[str, ...]]:
         """The languages of each enabled server (a language goes to the first that has it, as `_server`)."""
         seen: set[str] = set()

@@ -71,10 +71,6 @@ class LspGateway(Protocol):
         """Whether the server's cross-file answers are complete (it has discovered the workspace)."""
         ...
 
-    def expected_answer_s(self, root: Path, language: str, method: str) -> float | None:
-        """Seconds until an answer to `method` sent now would come back, queue included; None if unknown."""
-        ...
-
 
 @dataclass(slots=True)
 class _LanguageLog:
@@ -83,8 +79,6 @@ class _LanguageLog:
     sent: int = 0
     answered: int = 0
     failed: int = 0
-    # Not sent: it would have come back after the deadline (LspCalls.deadline).
-    late: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
 
 
@@ -100,10 +94,6 @@ class LspCalls:
         self._caps: dict[str, Mapping[str, Any] | None] = {}
         self._caps_locks: dict[str, anyio.Lock] = {}
         self._unsupported: set[tuple[str, str]] = set()
-        # When the asker stops waiting (anyio.current_time()): a request that would come back
-        # later is not sent, so it neither holds a server that answers in turn nor keeps the
-        # asker waiting for nothing (expansion's budget; None: no deadline).
-        self.deadline: float | None = None
 
     def _log(self, language: str) -> _LanguageLog:
         return self._logs.setdefault(language, _LanguageLog())
@@ -151,12 +141,6 @@ class LspCalls:
             return None
         entry = self._log(language)
         async with self.limiter:
-            if self._too_late(language, method):
-                entry.late += 1
-                sink = _FAILURES.get()
-                if sink is not None:
-                    sink.append(f"{method} not sent: it would have come back too late")
-                return None
             entry.sent += 1
             try:
                 with anyio.fail_after(self.timeout):
@@ -175,16 +159,6 @@ class LspCalls:
                 log.warning("%s request %s raised", language, method, exc_info=True)
                 self._fail(language, f"{method}: gateway error: {exc}")
         return None
-
-    def _too_late(self, language: str, method: str) -> bool:
-        if self.deadline is None:
-            return False
-        try:
-            expected = self.gateway.expected_answer_s(self.root, language, method)
-        except Exception:  # a gateway bug must not fail the search
-            log.warning("expected_answer_s(%s) raised", language, exc_info=True)
-            return False
-        return expected is not None and anyio.current_time() + expected > self.deadline
 
     def settled(self, language: str) -> bool:
         """Whether answers of the language's server may be remembered (see LspGateway.answers_settled)."""
@@ -220,11 +194,7 @@ class LspCalls:
     @property
     def degraded(self) -> bool:
         """Whether a server that should answer was unavailable, or answered none of its requests."""
-        # A question not sent because it would have come back too late counts as unanswered.
-        return any(
-            (e.unavailable and not e.no_server) or (e.sent + e.late > 0 and e.answered == 0)
-            for e in self._logs.values()
-        )
+        return any((e.unavailable and not e.no_server) or (e.sent > 0 and e.answered == 0) for e in self._logs.values())
 
     @property
     def requests_sent(self) -> int:
@@ -243,12 +213,6 @@ class LspCalls:
             elif entry.failed:
                 worst = ", ".join(f"{reason} (x{n})" if n > 1 else reason for reason, n in entry.reasons.most_common(3))
                 out.append(f"{language}: {entry.failed} of {entry.sent} language-server requests failed: {worst}")
-            elif entry.sent + entry.late and not entry.answered:
-                asked = entry.sent + entry.late
-                out.append(f"{language}: none of {asked} language-server requests was answered in time")
-            if entry.late:
-                out.append(
-                    f"{language}: {entry.late} language-server requests not sent: "
-                    "the server's queue would have answered them too late"
-                )
+            elif entry.sent and not entry.answered:
+                out.append(f"{language}: none of {entry.sent} language-server requests was answered in time")
         return out

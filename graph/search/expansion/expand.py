@@ -320,15 +320,12 @@ async def expand(
     found: dict[str, Findings] = {}
     depth = 0
     with anyio.move_on_after(budget_s) as scope:
-        # What could only come back after the budget is not asked (LspCalls.deadline).
-        lsp.deadline = scope.deadline
         while frontier and depth < max_depth:
             depth += 1
             found = {}
             await ex.ask_level(frontier, found)
             frontier = ex.absorb(frontier, found, depth)
             found = {}
-    lsp.deadline = None
     if scope.cancelled_caught:
         # Keep what the unfinished level had answered; its new nodes stay unexpanded.
         ex.absorb(frontier, found, depth)

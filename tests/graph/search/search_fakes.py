@@ -160,11 +160,8 @@ class FakeGateway:
         outgoing: bool = True,
         call_hierarchy: bool = True,
         settled: bool = True,
-        expected: Mapping[str, float] | None = None,
     ) -> None:
         self.project = _Project(root)
-        # Seconds the fake says an answer to each method would take (expected_answer_s).
-        self.expected = dict(expected or {})
         self.settled = settled
         self.unavailable = unavailable
         self.failing = failing
@@ -181,9 +178,6 @@ class FakeGateway:
 
     def answers_settled(self, root: Path, language: str) -> bool:
         return self.settled
-
-    def expected_answer_s(self, root: Path, language: str, method: str) -> float | None:
-        return self.expected.get(method)
 
     async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
         await anyio.lowlevel.checkpoint()

@@ -52,9 +52,6 @@ class PyrightStdioGateway:
     def answers_settled(self, root: Path, language: str) -> bool:
         return language == "python"
 
-    def expected_answer_s(self, root: Path, language: str, method: str) -> float | None:
-        return None
-
     async def capabilities(self, root: Path, language: str) -> Mapping[str, Any]:
         assert self.client.initialize_result is not None
         caps: Mapping[str, Any] = self.client.initialize_result["capabilities"]
