@@ -88,10 +88,6 @@ class Adapter:
     # Methods whose `$/cancelRequest` the server mishandles badly enough that
     # the daemon must never forward it (it lets the request finish instead).
     uncancellable: frozenset[str] = frozenset()
-    # Whether the server answers one request at a time, in the order they came, and drops a
-    # cancelled one still queued before starting it: a request the daemon gives up on behind an
-    # older one is then cancelled rather than left to finish (daemon/mux/requests/own_requests.py).
-    answers_in_turn = False
 
     # Messages that wait while the server has workspace files left to discover (`warm()` is
     # False): those whose arrival postpones its discovery, and those whose answers depend on

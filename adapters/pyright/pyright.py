@@ -43,10 +43,6 @@ class PyrightAdapter(Adapter):
     # ("this._token.cancel is not a function") before it is cleared, so every
     # later request of that method fails until the process restarts.
     uncancellable = frozenset({"textDocument/references", "workspace/executeCommand"})
-    # Its one thread answers in turn; vscode-jsonrpc starts a request whose cancel came while it
-    # was queued with its token already cancelled, and the call-hierarchy providers check the
-    # token before any work (1.1.414), so a cancelled queued request costs pyright nothing.
-    answers_in_turn = True
     # pyright enumerates a workspace's files only in its analysis timer, 250 ms after the last
     # of these from any client (each calls its recordUserInteractionTime, which starts the timer
     # again); until then it answers the second group from the open files and what they import

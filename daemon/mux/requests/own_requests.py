@@ -6,11 +6,6 @@ itself) waits for that one rather than asking the server again. A request whose
 asker gives up (a search's expansion budget) is left to finish when the cache will
 keep its answer, so the same question next time is answered at once; otherwise it
 is cancelled at the server (cancel_shield.py decides whether the cancel is sent).
-At a server that answers in turn (pyright) only the oldest request in flight is
-being worked on: one given up on behind it is cancelled too, so the next question
-does not wait for answers nobody waits for (at 300k lines pyright spends about
-250 ms on each call-hierarchy question, and a search cut by its 0.5 s budget left
-several). Its symbol is learned later all the same: the search queues it for the learner.
 """
 
 from __future__ import annotations
@@ -110,18 +105,6 @@ def _remember(instance: Instance, key: CacheKey, entry: Pending) -> None:
     table[key.key] = entry
 
 
-def queued_behind(instance: Instance, entry: Pending) -> bool:
-    """Whether `entry` waits at a server that answers in turn behind an older request, anyone's.
-
-    The server is not working on it yet, so a cancel costs nothing of what it did (pyright
-    drops a cancelled request before starting it). A method whose cancel the adapter withholds
-    is never counted queued: it would be dropped unanswered without a cancel, and not kept.
-    """
-    if not instance.adapter.answers_in_turn or not instance.adapter.forwards_cancel(entry.method):
-        return False
-    return any(other.server_id < entry.server_id for other in instance.pending.entries())
-
-
 async def _answer(instance: Instance, entry: Pending, method: str, limit: float, *, storable: bool) -> Any:
     assert entry.done is not None
     try:
@@ -129,7 +112,7 @@ async def _answer(instance: Instance, entry: Pending, method: str, limit: float,
             await entry.done.wait()
     except anyio.get_cancelled_exc_class():
         with anyio.CancelScope(shield=True):
-            if storable and not entry.done.is_set() and not queued_behind(instance, entry):
+            if storable and not entry.done.is_set():
                 # The asker gave up on an answer the cache keeps: the server finishes it (the
                 # timeout task gives up on it at the method's timeout).
                 entry.detached = True
@@ -140,17 +123,6 @@ async def _answer(instance: Instance, entry: Pending, method: str, limit: float,
                     entry.server_id,
                 )
             elif instance.pending.pop(entry.server_id) is not None:
-                if storable:
-                    log.debug(
-                        "%s: %s (server id %d) abandoned by the daemon's own asker behind an older request; cancelled",
-                        instance.name,
-                        method,
-                        entry.server_id,
-                    )
-                if not entry.done.is_set():
-                    # An identical question that joined this one must not wait for an answer now dropped.
-                    entry.failure = f"{instance.name}: {method} abandoned by the daemon's own asker"
-                    entry.done.set()
                 await instance.cancel_at_server(entry.server_id, method, "abandoned by the daemon's own asker")
         raise
     if not entry.done.is_set():

@@ -10,7 +10,6 @@ from lensmux.adapters.registry import adapter_for
 from lensmux.daemon.config import load_config
 from lensmux.daemon.mux.instance import Instance, InstanceKey
 from lensmux.daemon.mux.requests.cancel_shield import cancel_at_server
-from lensmux.daemon.mux.requests.own_requests import queued_behind
 
 pytestmark = [pytest.mark.anyio]
 
@@ -37,26 +36,3 @@ async def test_pyright_references_and_commands_are_never_cancelled_at_the_server
 async def test_other_servers_get_every_cancel(tmp_path: Path) -> None:
     clangd = _instance(tmp_path, "clangd")
     assert await cancel_at_server(clangd, 7, "textDocument/references", "cancelled by editor-1")
-
-
-async def test_pyright_leaves_only_its_oldest_question_to_finish(tmp_path: Path) -> None:
-    # pyright answers in turn: a question given up on behind an older one (anyone's) is
-    # cancelled, the oldest is the one it works on and finishes for the cache. A references
-    # request is never counted queued: its cancel is withheld, so it is left to finish.
-    pyright = _instance(tmp_path, "pyright")
-    older = pyright.pending.add_internal("callHierarchy/incomingCalls")
-    newer = pyright.pending.add_internal("callHierarchy/outgoingCalls")
-    references = pyright.pending.add_internal("textDocument/references")
-    assert not queued_behind(pyright, older)
-    assert queued_behind(pyright, newer)
-    assert not queued_behind(pyright, references)
-    pyright.pending.pop(older.server_id)
-    assert not queued_behind(pyright, newer)
-
-
-async def test_a_server_answering_side_by_side_finishes_every_question(tmp_path: Path) -> None:
-    # clangd answers on several threads: what it was asked may already be under way.
-    clangd = _instance(tmp_path, "clangd")
-    clangd.pending.add_internal("callHierarchy/incomingCalls")
-    newer = clangd.pending.add_internal("callHierarchy/outgoingCalls")
-    assert not queued_behind(clangd, newer)
