@@ -65,6 +65,8 @@ def _pass(daemon: DaemonProc, root: Path) -> dict[str, Any]:
         "at_budget": sum(any("budget" in w for w in r.warnings) for r in records),
         "degraded": sum(r.degraded for r in records),
         "load": load_average(),
+        # In the order asked: a search right after one at the budget may wait for what that one left.
+        "each": [[round(r.wall_ms), int(any("budget" in w for w in r.warnings)), int(r.degraded)] for r in records],
     }
 
 
