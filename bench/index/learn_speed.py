@@ -88,6 +88,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     database = prepare(args.base, work)
     extra = {"LENSMUX_LEARN_TRACE": str(work / "trace.jsonl")} if args.trace else None
     search: dict[str, Any] = {"learn_quiet": args.learn_quiet}
+    if args.expansion_budget is not None:
+        search["expansion_budget"] = args.expansion_budget
     load_before = load_average()
     with bench_daemon(work, config_text(search=search), extra_env=extra) as daemon:
         _, index_s = index_with_cli(daemon, args.root, timeout=1800)
@@ -109,6 +111,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "database": str(database),
         "check_s": round(index_s, 1),
         "budget_s": args.budget,
+        "expansion_budget_s": args.expansion_budget,
         "learned": learned,
         "learnable": graph.get("learnable"),
         "first_learned_s": first,
@@ -152,6 +155,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--trace", action="store_true", help="LENSMUX_LEARN_TRACE for an instrumented daemon")
     parser.add_argument("--searches", action="store_true", help="then the warm queries twice, --between s apart")
     parser.add_argument("--between", type=float, default=60.0)
+    parser.add_argument("--expansion-budget", type=float, default=None, help="[search] expansion_budget, s")
     if argv[:1] == ["--compare"]:
         print(json.dumps(compare(Path(argv[1]), Path(argv[2]))))
         return 0
