@@ -46,6 +46,8 @@ DECLARATION = "textDocument/declaration"
 # What pyright filters by the capability (typeDefinition always answers the whole list).
 METHODS = frozenset({DEFINITION, DECLARATION})
 
+# How a stub's URI ends in an answer's JSON: a list without it holds no stub.
+_STUB_URI_END = b'.pyi"'
 # pyright's test of a stub declaration (`pathEndsWith("stdlib/typing.pyi")`) and of the module
 # of a mapped one ("typing").
 _TYPING_STUB = "/stdlib/typing.pyi"
@@ -59,6 +61,9 @@ _CLASS_OR_DEF = re.compile(r"\s*(?:class|(?:async\s+)?def)\s+")
 def for_client(method: str, result: bytes, client_caps: dict[str, Any]) -> bytes | None:
     """pyright's answer to this client's `method`, from its whole list `result`; None: the same bytes."""
     if method not in METHODS or not _js_truthy(declared(client_caps, "textDocument.declaration")):
+        return None
+    if _STUB_URI_END not in result:
+        # No stub in the list (the usual answer, in the workspace's own code): both filters keep it whole.
         return None
     whole = msgspec.json.decode(result)
     if not isinstance(whole, list) or len(whole) < 2:

@@ -61,13 +61,13 @@ def _first_label(project: dict[str, Any]) -> str:
     return str(project["project"]["questions"][0]["label"])
 
 
-# Where a run's memory figures are, by measure: (peaks, marks, the daemon process's own figure).
-_MEASURES = {"RSS": ("peak_mib", "marks_mib", "VmRSS"), "PSS": ("pss_peak_mib", "pss_marks_mib", "Pss")}
+# Where a run's memory figures are, by measure: (peaks, marks).
+_MEASURES = {"RSS": ("peak_mib", "marks_mib"), "PSS": ("pss_peak_mib", "pss_marks_mib")}
 
 
 def _memory(run: dict[str, Any], measure: str = "RSS") -> tuple[float, float]:
     """The servers' memory (own pyrights, or the daemon with its pyright) at the peak and once all had answered."""
-    peaks, marks, _ = _MEASURES[measure]
+    peaks, marks = _MEASURES[measure]
     memory = run["memory"]
     group = "servers" if "servers" in memory["peak_mib"] else "daemon"
     return memory.get(peaks, {}).get(group, 0.0), memory.get(marks, {}).get("answered", {}).get(group, 0.0)
@@ -75,7 +75,7 @@ def _memory(run: dict[str, Any], measure: str = "RSS") -> tuple[float, float]:
 
 def _bridges(run: dict[str, Any], measure: str = "RSS") -> float | None:
     """The bridges' memory once all had answered (None for a run without bridges)."""
-    _, marks, _ = _MEASURES[measure]
+    _, marks = _MEASURES[measure]
     value = run["memory"].get(marks, {}).get("answered", {}).get("bridges")
     return None if value is None else float(value)
 
@@ -158,7 +158,7 @@ def _editor_memory(editor_own: dict[str, Any] | None, measure: str = "RSS") -> t
     """One editor's own pyright at its peak and once quiet (0 when the run has no such baseline)."""
     if not editor_own:
         return 0.0, 0.0
-    peaks, marks, _ = _MEASURES[measure]
+    peaks, marks = _MEASURES[measure]
     memory = editor_own["memory"]
     return memory.get(peaks, {}).get("servers", 0.0), memory.get(marks, {}).get("warm", {}).get("servers", 0.0)
 

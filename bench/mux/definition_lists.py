@@ -23,7 +23,7 @@ from typing import Any
 
 import anyio
 from support.daemon_proc import VENV_BIN, running_daemon
-from support.lspclient import LspClient, default_client_capabilities
+from support.lspclient import LspClient, capabilities_declaring
 
 PYRIGHT = (str(VENV_BIN / "pyright-langserver"), "--stdio")
 MODULES = [
@@ -99,13 +99,7 @@ CLIENTS: dict[str, dict[str, Any] | None] = {"without declaration": None, "with 
 
 
 def _caps(client: str) -> dict[str, Any]:
-    caps = default_client_capabilities()
-    declaration = CLIENTS[client]
-    if declaration is None:
-        del caps["textDocument"]["declaration"]
-    else:
-        caps["textDocument"]["declaration"] = declaration
-    return caps
+    return capabilities_declaring(CLIENTS[client])
 
 
 async def _answers(argv: tuple[str, ...] | list[str], root: Path, asks: list[Ask], client: str) -> list[Any]:

@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from support.daemon_proc import VENV_BIN, DaemonProc
-from support.lspclient import LspClient, default_client_capabilities, path_uri
+from support.lspclient import LspClient, capabilities_declaring, path_uri
 from support.projects import write_files
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -93,12 +93,7 @@ CLIENTS: dict[str, dict[str, Any] | None] = {
 
 
 def _caps(name: str) -> dict[str, Any]:
-    caps = default_client_capabilities()
-    declaration = CLIENTS[name]
-    if declaration is None:
-        del caps["textDocument"]["declaration"]
-    else:
-        caps["textDocument"]["declaration"] = declaration
+    caps = capabilities_declaring(CLIENTS[name])
     if name.endswith("links"):
         caps["textDocument"]["definition"] = {"linkSupport": True}
     return caps

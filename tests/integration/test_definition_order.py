@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 from support.daemon_proc import VENV_BIN, DaemonProc
-from support.lspclient import LspClient, default_client_capabilities, path_uri
+from support.lspclient import LspClient, capabilities_declaring, path_uri
 from support.projects import write_files
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
@@ -126,13 +126,7 @@ TYPING_FILE = "import typing\n" + "".join(f"typing.{name}\n" for name in TYPING_
 
 
 def _caps(client: str) -> dict[str, Any]:
-    caps = default_client_capabilities()
-    declaration = CLIENTS[client]
-    if declaration is None:
-        del caps["textDocument"]["declaration"]
-    else:
-        caps["textDocument"]["declaration"] = declaration
-    return caps
+    return capabilities_declaring(CLIENTS[client])
 
 
 def _params(root: Path, question: str) -> dict[str, Any]:

@@ -96,6 +96,16 @@ def default_client_capabilities() -> dict[str, Any]:
     }
 
 
+def capabilities_declaring(declaration: dict[str, Any] | None) -> dict[str, Any]:
+    """default_client_capabilities with `textDocument.declaration` set to `declaration`, or left out for None."""
+    caps = default_client_capabilities()
+    if declaration is None:
+        del caps["textDocument"]["declaration"]
+    else:
+        caps["textDocument"]["declaration"] = declaration
+    return caps
+
+
 def workspace_folders_for(root: Path) -> list[dict[str, str]]:
     """The single workspace folder the client announces for a root."""
     return [{"uri": path_uri(root), "name": Path(os.path.abspath(root)).name}]

@@ -28,6 +28,7 @@ from support.lsp_connection import (
 )
 from support.lsp_defaults import (
     LspResponseError,
+    capabilities_declaring,
     default_client_capabilities,
     default_server_request_handlers,
     initialize_params,
@@ -46,6 +47,7 @@ __all__ = [
     "LspTimeout",
     "PendingRequest",
     "RequestId",
+    "capabilities_declaring",
     "default_client_capabilities",
     "path_uri",
     "uri_path",
