@@ -17,7 +17,9 @@ loaded before anything is timed):
 1. *first*: `lensmux index repo --wait`, then `lensmux search` from it (the time to its
    first complete search: the whole run written, coverage 1);
 2. *worktree*: `git worktree add ../wt next`, then the same on it;
-3. *re-clone*: `git clone repo clone` (main again), then the same on it.
+3. *agent's worktree*: `git worktree add -b agent ../agent main`, a new branch at the indexed
+   commit, as an agent that works in a worktree of its own starts (its edits come later);
+4. *re-clone*: `git clone repo clone` (main again), then the same on it.
 
 Each line's figure is the wall time from the git command (none for the first) to the
 search's answer, and its ratio to the first's; the goal is <= 0.10. Beside it, each step's
@@ -27,7 +29,7 @@ went comes from the daemon's own run clock (logged at the end of a run: the mode
 idle waiting for prepared files, writing) and the vector cache's and the symbol cache's
 hits and misses (`lensmux status`; the symbol cache's count pyright's and clangd's files);
 each daemon's log stays in its state directory under `--out`'s roots.
-`--no-cache-too` repeats the three in a daemon with `[daemon.index] vector_cache_mb = 0`:
+`--no-cache-too` repeats the four in a daemon with `[daemon.index] vector_cache_mb = 0`:
 what the cache buys.
 """
 
@@ -244,6 +246,8 @@ def _series(base: Path, tree: TreeChoice, out_dir: Path, *, cache: bool) -> list
         runs = [_measure(daemon, "first index", repo, None, repo, query=q)]
         worktree = ("worktree", "add", "-q", "../wt", "next")
         runs.append(_measure(daemon, "git worktree add (next)", where / "wt", worktree, repo, query=q))
+        agent = ("worktree", "add", "-q", "-b", "agent", "../agent", "main")
+        runs.append(_measure(daemon, "git worktree add -b agent (main)", where / "agent", agent, repo, query=q))
         clone = ("clone", "-q", str(repo), "clone")
         runs.append(_measure(daemon, "git clone (main)", where / "clone", clone, where, query=q))
     first = runs[0]["to_first_search_s"]
@@ -256,7 +260,7 @@ def _series(base: Path, tree: TreeChoice, out_dir: Path, *, cache: bool) -> list
 
 
 def run(args: Any) -> dict[str, Any]:
-    """The three roots with the cache, and (--no-cache-too) without."""
+    """The four roots with the cache, and (--no-cache-too) without."""
     started = time.monotonic()
     result = result_header("bench.index.worktree", pyright=True)
     tree = TREES[args.tree]
