@@ -24,7 +24,7 @@ lines: docs/benchmarks.md, "Learning speed, issue 23").
 
 Searches say what to learn first: the symbols a search's expansion had to ask the servers
 about live (nothing learned for them; its budget may have run out) are queued on their root
-(`RootIndex.learn_first`, the last 64), and the next rounds of that root ask about them before
+(`RootIndex.learn_first`, the last 1,024), and the next rounds of that root ask about them before
 going on in id order; `lensmux status` shows how many wait (`queued_by_searches`).
 
 A full index run of any root is waited for too (`_indexing`, checked before each round): a

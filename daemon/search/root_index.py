@@ -20,8 +20,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Symbols kept per root for the learner to ask about first (RootIndex.learn_first): a few searches' worth.
-LEARN_FIRST = 64
+# Symbols kept per root for the learner to ask about first (RootIndex.learn_first). A search at
+# its budget queues a few symbols per seed; at 64, thirty searches on the 1M-line monorepo pushed
+# the first twelve searches' symbols out before a round took them, and those twelve were at the
+# budget again on their next asking (docs/benchmarks.md, "100k, 300k and 1M again"). 1,024 ids
+# are 8 KiB per root, and every queued id is asked about once, dropped or learned.
+LEARN_FIRST = 1024
 
 
 @dataclass
