@@ -82,6 +82,9 @@ class _Lane:
     # The root's queue as it was when a finished lane found nothing of its own in it: the lane
     # looks again only once searches have changed it (else it would spin while another lane learns).
     passed_queue: dict[Path, tuple[int, ...]] = field(default_factory=dict)
+    # Queued symbols a round found to be another lane's (a symbol's language never changes): not
+    # looked up again, since the queue holds up to LEARN_FIRST ids and a lane's every round scanned them.
+    others: dict[Path, set[int]] = field(default_factory=dict)
 
 
 class GraphLearner:
@@ -205,7 +208,7 @@ class GraphLearner:
                         config,
                         after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
                         limit=ROUND_SYMBOLS,
-                        first=list(entry.learn_first),
+                        first=[s for s in entry.learn_first if s not in lane.others.get(entry.root, ())],
                         languages=lane.languages,
                     )
                     group.cancel_scope.cancel()
@@ -249,6 +252,9 @@ class GraphLearner:
             entry.learning_interrupted += 1
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
+        others = lane.others.setdefault(root, set())
+        others.update(done.others)
+        others.intersection_update(entry.learn_first)
         if not done.took:
             lane.passed_queue[root] = tuple(entry.learn_first)
         for symbol in done.took:

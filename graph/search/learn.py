@@ -38,6 +38,8 @@ class LearnRound:
     done: bool
     # Of the symbols asked first (`first`), those this round took: asked, or found learned or gone.
     took: tuple[int, ...] = ()
+    # Of `first`, those it looked up and left to another lane (their file is in other languages).
+    others: tuple[int, ...] = ()
 
 
 async def learn_round(
@@ -59,6 +61,8 @@ async def learn_round(
     store = index.store
     catalog = Catalog(store, store.root)
 
+    others: list[int] = []
+
     def queued() -> list[tuple[int, Node | None]]:
         """The queued symbols of this lane, None for one whose file was rewritten since (dropped)."""
         out: list[tuple[int, Node | None]] = []
@@ -67,6 +71,8 @@ async def learn_round(
             node = symbol_node(record) if record is not None else None
             if node is None or languages is None or catalog.language(node.path) in languages:
                 out.append((symbol, node))
+            else:
+                others.append(symbol)
             if len(out) == limit:
                 break
         return out
@@ -79,7 +85,7 @@ async def learn_round(
     if len(wanted) < limit:
         cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted), languages)
         if not cursor and not wanted:
-            return LearnRound(0, 0, after, done=True, took=took)
+            return LearnRound(0, 0, after, done=True, took=took, others=tuple(others))
     asked = {node.symbol_id for node in wanted}
 
     def nodes() -> list[Node]:
@@ -101,4 +107,6 @@ async def learn_round(
     )
     # The cursor has nothing left once a round that asked it for symbols got none.
     done = not cursor and len(wanted) < limit
-    return LearnRound(len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took)
+    return LearnRound(
+        len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took, others=tuple(others)
+    )

@@ -188,3 +188,43 @@ async def test_a_store_lost_under_a_round_stops_that_root_and_not_the_learner(
     assert calls
     stopped = [r.getMessage() for r in caplog.records if "stopped" in r.getMessage()]
     assert "administrator command" in stopped[0], stopped
+
+
+async def test_a_lane_looks_up_a_symbol_queued_for_another_lane_once(tmp_path: Path) -> None:
+    """The queue of what searches asked holds up to a thousand symbols (root_index.LEARN_FIRST):
+    a lane that looked each of another lane's up again on every round of its own paid a store
+    read per queued symbol per round (about 30 ms a round for a full queue at 1M lines)."""
+    async with indexed(tmp_path, UPLOADER) as ix:
+        assert isinstance(ix, Indexer)
+        conn = sqlite3.connect(ix.store.path)
+        entry, gateway, learner = _learner(ix, conn)
+        [(upload,)] = conn.execute(
+            "SELECT s.id FROM symbols s JOIN files f ON f.id = s.file_id WHERE f.path = ? AND s.name = ?",
+            ("pkg/uploader.py", "upload"),
+        ).fetchall()
+        conn.close()
+        looked_up = 0
+        symbol = ix.store.symbol
+
+        def counting(symbol_id: int) -> Any:
+            nonlocal looked_up
+            looked_up += symbol_id == upload
+            return symbol(symbol_id)
+
+        ix.store.symbol = counting  # type: ignore[method-assign]
+        # A search queued a Python symbol; pyright holds the Python lane's first request.
+        entry.learn_first.append(upload)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            with anyio.fail_after(30):
+                while len(learner._lanes) < 2:  # one per server, made when the task starts
+                    await anyio.sleep(0.01)
+                c_lane = next(lane for lane in learner._lanes if lane.languages and "c" in lane.languages)
+                while c_lane.state.get(ix.root) != "up to date":
+                    await anyio.sleep(0.01)
+            await anyio.sleep(0.3)
+            rounds_in_c = gateway.answered["c"]
+            tg.cancel_scope.cancel()
+    assert rounds_in_c > 1, "the C lane learned over several rounds"
+    # Once by the Python lane's round that asks about it, once by the C lane's first round.
+    assert looked_up <= 2, f"the queued Python symbol was looked up {looked_up} times"
