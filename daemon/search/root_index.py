@@ -22,9 +22,9 @@ log = logging.getLogger(__name__)
 
 # Symbols kept per root for the learner to ask about first (RootIndex.learn_first). A search at
 # its budget queues a few symbols per seed; at 64, thirty searches on the 1M-line monorepo pushed
-# the first twelve searches' symbols out before a round took them, and those twelve were at the
-# budget again on their next asking (docs/benchmarks.md, "100k, 300k and 1M again"). 1,024 ids
-# are 8 KiB per root, and every queued id is asked about once, dropped or learned.
+# the earlier searches' symbols out before a round took them, and nine of those searches were at
+# the budget again when asked a second time (docs/benchmarks.md, "100k, 300k and 1M again").
+# 1,024 ids are 8 KiB per root; each is taken once by its own lane, asked about or dropped.
 LEARN_FIRST = 1024
 
 
