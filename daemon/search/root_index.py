@@ -113,6 +113,7 @@ def _graph_status(entry: RootIndex) -> dict[str, Any]:
         "state": entry.learning,
         "interrupted_rounds": entry.learning_interrupted,
         "queued_by_searches": len(entry.learn_first),
+        "queue_bound": entry.learn_first.maxlen,
     }
 
 

@@ -90,7 +90,9 @@ def render_indexes(index: Any) -> list[str]:
         graph = root.get("graph")
         if isinstance(graph, dict) and graph.get("learnable"):
             # Symbols searches had to ask live, learned first (daemon/search/graph_learning.py).
-            queued = f"; {graph['queued_by_searches']} queued by searches" if graph.get("queued_by_searches") else ""
+            bound = f" of at most {graph['queue_bound']:,}" if graph.get("queue_bound") else ""
+            waiting = graph.get("queued_by_searches")
+            queued = f"; {waiting}{bound} queued by searches" if waiting else ""
             lines.append(
                 f"             call graph: {graph.get('learned', 0)}/{graph['learnable']} symbols learned"
                 f" ({graph.get('state', '?')}{queued})"

@@ -89,9 +89,10 @@ async def test_a_search_that_asked_live_has_its_seeds_learned_before_the_cursor(
 
 
 def test_lensmux_status_shows_the_symbols_searches_queued() -> None:
-    graph = {"learned": 10, "learnable": 40, "state": "learning", "interrupted_rounds": 0, "queued_by_searches": 3}
+    graph = {"learned": 10, "learnable": 40, "state": "learning", "interrupted_rounds": 0, "queued_by_searches": 3,
+             "queue_bound": 1024}  # fmt: skip
     shown = "\n".join(render_indexes({"model": {"state": "loaded"}, "roots": [{"root": "/r", "graph": graph}]}))
-    assert "call graph: 10/40 symbols learned (learning; 3 queued by searches)" in shown
+    assert "call graph: 10/40 symbols learned (learning; 3 of at most 1,024 queued by searches)" in shown
     quiet = {**graph, "queued_by_searches": 0, "state": "up to date"}
     shown = "\n".join(render_indexes({"model": {"state": "loaded"}, "roots": [{"root": "/r", "graph": quiet}]}))
     assert "call graph: 10/40 symbols learned (up to date)" in shown
