@@ -79,12 +79,15 @@ class _Lane:
     finished_at: dict[Path, int] = field(default_factory=dict)
     pass_start: dict[Path, int] = field(default_factory=dict)
     state: dict[Path, str] = field(default_factory=dict)
-    # The root's queue as it was when a finished lane found nothing of its own in it: the lane
-    # looks again only once searches have changed it (else it would spin while another lane learns).
-    passed_queue: dict[Path, tuple[int, ...]] = field(default_factory=dict)
     # Queued symbols a round found to be another lane's (a symbol's language never changes): not
-    # looked up again, since the queue holds up to LEARN_FIRST ids and a lane's every round scanned them.
+    # looked up again, since the queue holds up to LEARN_FIRST ids; and a finished lane whose
+    # queued symbols are all others' does not start rounds (it would spin while another lane learns).
     others: dict[Path, set[int]] = field(default_factory=dict)
+
+    def queued(self, entry: RootIndex) -> list[int]:
+        """The root's queued symbols this lane has not found to be another lane's, oldest first."""
+        others = self.others.get(entry.root, ())
+        return [symbol for symbol in entry.learn_first if symbol not in others]
 
 
 class GraphLearner:
@@ -208,7 +211,7 @@ class GraphLearner:
                         config,
                         after=_PAST_EVERY_ID if finished else lane.cursor.get(entry.root, 0),
                         limit=ROUND_SYMBOLS,
-                        first=[s for s in entry.learn_first if s not in lane.others.get(entry.root, ())],
+                        first=lane.queued(entry),
                         languages=lane.languages,
                     )
                     group.cancel_scope.cancel()
@@ -228,7 +231,7 @@ class GraphLearner:
                 continue
             if lane.finished_at.get(root) != generation:
                 return entry
-            if entry.learn_first and tuple(entry.learn_first) != lane.passed_queue.get(root):
+            if lane.queued(entry):
                 return entry
             self._show(entry, lane, "up to date")
         return None
@@ -255,8 +258,6 @@ class GraphLearner:
         others = lane.others.setdefault(root, set())
         others.update(done.others)
         others.intersection_update(entry.learn_first)
-        if not done.took:
-            lane.passed_queue[root] = tuple(entry.learn_first)
         for symbol in done.took:
             # A search may have queued it again meanwhile: every copy is asked about by now.
             while symbol in entry.learn_first:

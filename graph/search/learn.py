@@ -61,11 +61,10 @@ async def learn_round(
     store = index.store
     catalog = Catalog(store, store.root)
 
-    others: list[int] = []
-
-    def queued() -> list[tuple[int, Node | None]]:
-        """The queued symbols of this lane, None for one whose file was rewritten since (dropped)."""
+    def queued() -> tuple[list[tuple[int, Node | None]], tuple[int, ...]]:
+        """This lane's queued symbols (None: its file was rewritten since, dropped), and the other lanes' it saw."""
         out: list[tuple[int, Node | None]] = []
+        others: list[int] = []
         for symbol in dict.fromkeys(first):
             record = catalog.symbol(symbol)
             node = symbol_node(record) if record is not None else None
@@ -75,9 +74,9 @@ async def learn_round(
                 others.append(symbol)
             if len(out) == limit:
                 break
-        return out
+        return out, tuple(others)
 
-    mine = await anyio.to_thread.run_sync(queued) if first else []
+    mine, others = await anyio.to_thread.run_sync(queued) if first else ([], ())
     took = tuple(symbol for symbol, _ in mine)
     learned = await anyio.to_thread.run_sync(store.recall_learned, took) if took else {}
     wanted = [node for symbol, node in mine if node is not None and symbol not in learned]
@@ -85,7 +84,7 @@ async def learn_round(
     if len(wanted) < limit:
         cursor = await anyio.to_thread.run_sync(store.unlearned_symbols, after, limit - len(wanted), languages)
         if not cursor and not wanted:
-            return LearnRound(0, 0, after, done=True, took=took, others=tuple(others))
+            return LearnRound(0, 0, after, done=True, took=took, others=others)
     asked = {node.symbol_id for node in wanted}
 
     def nodes() -> list[Node]:
@@ -107,6 +106,4 @@ async def learn_round(
     )
     # The cursor has nothing left once a round that asked it for symbols got none.
     done = not cursor and len(wanted) < limit
-    return LearnRound(
-        len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took, others=tuple(others)
-    )
+    return LearnRound(len(round_nodes), stored, cursor[-1] if cursor else after, done=done, took=took, others=others)
