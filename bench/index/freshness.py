@@ -3,6 +3,8 @@
     python -m bench.index.freshness --corpus rich --trials 20
     python -m bench.index.freshness --corpus requests --trials 5    # a quick look
     python -m bench.index.freshness --corpus rich --baseline 9e17e4e    # the same, lensmux as of a commit
+    python -m bench.index.freshness --monorepo 100k --monorepo-out /work/runs/out --trials 3 --files 2
+        # tornado's files in the tree and index a `bench.index.monorepo --size 100k --out DIR` run left
 
 A real daemon (bench/daemon_launch.py) indexes a fresh copy of the corpus with
 `lensmux index --wait`. Then, for each route, `--trials` times: a new function
@@ -17,6 +19,11 @@ answers. The routes:
   once (the save is re-indexed at once; the edit waits for typing to pause);
 - disk: the file is written with no editor holding it (only the watcher sees it).
 
+With --monorepo, the daemon starts on a copy of the index state that run left (its
+learned call graph as far as it got) and edits tornado's largest files inside the
+monorepo's tree, so that a change lands in an index of that size without indexing it
+again.
+
 A trial's latency runs from just before the change is sent to the end of the
 first search that returns the function (what a user sees); the start of the last
 search that missed it is kept as a lower bound. Results go to
@@ -29,6 +36,7 @@ import argparse
 import logging
 import math
 import random
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -245,10 +253,20 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Index the corpus in a fresh daemon, then time every route."""
     started = time.monotonic()
     result = result_header("bench.index.freshness", pyright=True)
-    sdist, root = fresh_copy(args.corpus, "freshness")
-    files = target_files(root, args.files)
-    result["corpus"] = {"name": args.corpus, "sdist": sdist.description, "files": [f.name for f in files]}
-    work = args.out / "freshness" / args.corpus
+    if args.monorepo:
+        work = args.out / "freshness" / f"monorepo-{args.monorepo}"
+        root = _kept_monorepo(args.monorepo, args.monorepo_out, work / "daemon")
+        files = target_files(root / "tornado-6.4.2", args.files)
+        description = f"the {args.monorepo} monorepo's tree and kept index ({root})"
+    else:
+        sdist, root = fresh_copy(args.corpus, "freshness")
+        files = target_files(root, args.files)
+        work, description = args.out / "freshness" / args.corpus, sdist.description
+    result["corpus"] = {
+        "name": f"monorepo-{args.monorepo}" if args.monorepo else args.corpus,
+        "sdist": description,
+        "files": [f.name for f in files],
+    }
     env = None
     if args.baseline:
         # As in throughput.py: the daemon runs lensmux as of that commit.
@@ -260,6 +278,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         summary, wall = index_with_cli(daemon, root, timeout=3600)
         result["index"] = {"files": summary["files"], "chunks": summary["chunks"], "wall_s": round(wall, 1)}
         warm_up(daemon, root)
+        if args.monorepo:
+            # pyright reads a tree this size for seconds after it starts (the monorepo run's
+            # learner had minutes): edits before then would time its start-up instead.
+            time.sleep(args.monorepo_quiet)
         routes = anyio.run(_all_routes, daemon, root, files, args)
     for route in routes:
         route["summary"] = summarize(route["trials"])
@@ -272,6 +294,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
     }
     return finish(result, started)
+
+
+def _kept_monorepo(size: str, run_out: Path, daemon_base: Path) -> Path:
+    """The monorepo tree of `size`; its run's index state (under run_out) copied to daemon_base."""
+    root = OUT_DIR / "index" / "roots" / f"monorepo-{size}" / "monorepo"
+    state = run_out / "work" / "monorepo" / size
+    if not (root / ".git").is_dir() or not (state / "s").is_dir():
+        raise FreshnessError(f"no kept {size} monorepo: run bench.index.monorepo --size {size} --out {run_out} first")
+    shutil.rmtree(daemon_base, ignore_errors=True)
+    daemon_base.mkdir(parents=True)
+    for part in ("c", "s"):  # XDG config and state; the runtime dir is the new daemon's own
+        shutil.copytree(state / part, daemon_base / part, symlinks=True)
+    return root
 
 
 def render(result: dict[str, Any]) -> str:
@@ -315,9 +350,15 @@ def main(argv: list[str] | None = None) -> int:
         "--daemon-log", default="warning", help="the daemon's log level (debug slows it: not for figures)"
     )
     parser.add_argument("--baseline", metavar="GIT_REF", help="run lensmux as of this commit instead (before/after)")
+    parser.add_argument("--monorepo", choices=("100k", "300k", "1m"), help="edit a kept monorepo index instead")
+    parser.add_argument(
+        "--monorepo-out", type=Path, default=OUT_DIR, help="the --out of the bench.index.monorepo run it kept"
+    )
+    parser.add_argument("--monorepo-quiet", type=float, default=30, help="s between warm-up and the first edit")
     add_common_options(parser, OUT_DIR)
     args = parser.parse_args(argv)
-    name = f"bench_freshness-{args.corpus}" + (f"-{args.baseline}" if args.baseline else "")
+    corpus = f"monorepo-{args.monorepo}" if args.monorepo else args.corpus
+    name = f"bench_freshness-{corpus}" + (f"-{args.baseline}" if args.baseline else "")
     return run_and_save(args, name, run, render, (CorpusError, BenchDaemonError, BaselineRefUnknown))
 
 

@@ -9,8 +9,10 @@ garbage can exhaust memory).
 
 Up to `HnswParams.exact_below` live vectors a search is exact instead (graph/index/exact.py,
 which the team store uses too): a matrix product with every live vector, read out of the
-graph once and kept until the next change. At that size it costs a few milliseconds and at
-most 30 MiB at the default.
+graph once and then kept in step with every add and remove. At that size it costs a few
+milliseconds and at most 30 MiB at the default. Reading the matrix out again after each
+change would not do: hnswlib copies items out at about 23 µs each, 250 ms for 11,000
+vectors, and the first search after every edit would pay it.
 
 Thread safety: search() may run in any thread at any time; the mutating methods
 (add, remove, compact) and save() must not run concurrently with each other.
@@ -148,23 +150,33 @@ class VectorIndex:
                 self._index.resize_index(max(needed, capacity * 2))
             self._index.add_items(data, ids, num_threads=self.params.num_threads)
             self._live.update(int(i) for i in ids)
-            self._matrix = None
+            if len(self._live) > self.params.exact_below:
+                self._matrix = None  # the graph answers from here on
+            elif self._matrix is not None:
+                # The graph's own copies of the new rows (unit length, as it stores them):
+                # reading a few is cheap where reading all of them again is not.
+                added = numpy.unique(ids)
+                rows = numpy.asarray(self._index.get_items(added.tolist()), dtype=numpy.float32)
+                self._matrix = _merged(self._matrix, added, rows)
 
     def remove(self, labels: Iterable[int]) -> int:
         """Mark labels deleted; unknown or already deleted ones are ignored. Returns how many were live."""
         done = 0
+        gone: list[int] = []
         with self._lock:
             for label in labels:
                 if label not in self._live:
                     continue
                 self._live.discard(label)
-                self._matrix = None
+                gone.append(label)
                 try:
                     self._index.mark_deleted(label)
                     done += 1
                 except RuntimeError:
                     # Deleted before the file was saved: live only in the label list load() read.
                     pass
+            if gone and self._matrix is not None:
+                self._matrix = _merged(self._matrix, numpy.asarray(gone, dtype=numpy.int64), None)
         return done
 
     def vectors(self, labels: Iterable[int]) -> dict[int, npt.NDArray[numpy.float32]]:
@@ -224,8 +236,8 @@ class VectorIndex:
             data = numpy.asarray(self._index.get_items(part), dtype=numpy.float32)
             fresh.add_items(data, numpy.asarray(part, dtype=numpy.int64), num_threads=self.params.num_threads)
         with self._lock:
+            # The exact-search matrix stays: the same live vectors, copied as they were.
             self._index = fresh
-            self._matrix = None
         log.info("compacted vector index to %d live vectors", len(live))
 
     def save(self, directory: Path, generation: int) -> VectorPointer:
@@ -248,6 +260,26 @@ class VectorIndex:
             dim=self.dim,
             count=self._index.get_current_count(),
         )
+
+
+def _merged(
+    matrix: tuple[npt.NDArray[numpy.int64], npt.NDArray[numpy.float32]],
+    labels: npt.NDArray[numpy.int64],
+    rows: npt.NDArray[numpy.float32] | None,
+) -> tuple[npt.NDArray[numpy.int64], npt.NDArray[numpy.float32]]:
+    """The exact-search matrix without `labels`' rows, then with `rows` under them if given.
+
+    Rows stay in label order, as a matrix read out of the graph afresh has them, so that
+    equal similarities at the k-th place are broken the same way either way.
+    """
+    held, data = matrix
+    keep = ~numpy.isin(held, labels)
+    if rows is None:
+        return held[keep], data[keep]
+    merged_labels = numpy.concatenate([held[keep], labels])
+    merged_data = numpy.concatenate([data[keep], rows])
+    order = numpy.argsort(merged_labels, kind="stable")
+    return merged_labels[order], merged_data[order]
 
 
 def remove_stale_files(directory: Path, keep: str | None) -> None:

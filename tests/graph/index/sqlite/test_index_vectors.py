@@ -89,6 +89,33 @@ def test_up_to_its_exact_size_a_search_returns_exactly_the_nearest_in_order() ->
     assert_exact_nearest(index.search(questions[-1], 95), scores, 95)
 
 
+def test_the_exact_search_after_changes_answers_as_an_index_holding_only_the_result() -> None:
+    # The exact-search matrix is read out of the graph once and then kept in step with every
+    # add, replacement and removal: a search after an edit must see the new vectors, never
+    # the replaced or removed ones, and break ties exactly as a freshly read matrix does.
+    chunks, questions = _chunks_and_questions(5)
+    changed = VectorIndex(384)
+    changed.add(range(6000), chunks[:6000])
+    changed.search(questions[0], 10)  # the matrix is read here
+    changed.add(range(6000, 7000), chunks[6000:7000])  # new chunks
+    changed.add(range(0, 1000, 3), chunks[7000:7334])  # chunks whose text changed
+    changed.remove(range(1, 3000, 7))  # chunks deleted
+    again = range(8, 3000, 7 * 13)  # deleted, then written again
+    changed.add(again, chunks[7334 : 7334 + len(again)])
+    final = {label: chunks[label] for label in range(7000)}
+    final.update(zip(range(0, 1000, 3), chunks[7000:7334], strict=True))
+    for label in range(1, 3000, 7):
+        final.pop(label)
+    final.update(zip(again, chunks[7334 : 7334 + len(again)], strict=True))
+    fresh = VectorIndex(384)
+    fresh.add(list(final), numpy.stack(list(final.values())))
+    assert changed.labels() == fresh.labels()
+    for question in questions:
+        assert changed.search(question, 100) == fresh.search(question, 100)
+    changed.compact()
+    assert changed.search(questions[3], 100) == fresh.search(questions[3], 100)
+
+
 def assert_exact_nearest(found: list[tuple[int, float]], scores: npt.NDArray[numpy.float32], k: int) -> None:
     """found is the k best of scores (label = row), most similar first, equal scores by label.
 
