@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from lensmux.graph.index.builder.preparing.chunking import ChunkDraft
@@ -110,10 +110,15 @@ class IndexCounts:
 
 
 class WriteResult:
-    """Chunk ids dropped by a write, and the new chunk ids per written file."""
+    """Chunk ids dropped by a write, the chunk ids of each written file, and which of those it kept.
 
-    __slots__ = ("new_chunk_ids", "removed_chunk_ids")
+    A kept chunk is a row the write left in place (the embedded store keeps a rewritten
+    file's unchanged chunks): its vector is already in the index under that id.
+    """
 
-    def __init__(self, removed: list[int], new: list[list[int]]) -> None:
+    __slots__ = ("kept_chunk_ids", "new_chunk_ids", "removed_chunk_ids")
+
+    def __init__(self, removed: list[int], new: list[list[int]], kept: Collection[int] = ()) -> None:
         self.removed_chunk_ids = removed
         self.new_chunk_ids = new
+        self.kept_chunk_ids = frozenset(kept)

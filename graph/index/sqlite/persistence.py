@@ -88,6 +88,7 @@ class IndexFiles:
         self.pending.difference_update(removed)
         if added and matrix is not None:
             self.vectors.add(added, matrix)
+            self.pending.difference_update(added)
             self.added_since_save += len(added)
         self.dirty = self.dirty or bool(removed or added)
 

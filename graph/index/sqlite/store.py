@@ -13,16 +13,15 @@ import json
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
-from lensmux.graph.index.identifiers import fts_document, fts_names
 from lensmux.graph.index.interface import Learned
 from lensmux.graph.index.records import FileStamp, FileWrite, IndexCounts, VectorPointer, WriteResult
 from lensmux.graph.index.sqlite import learned
-from lensmux.graph.index.sqlite.chunk_text import pack, unpack
+from lensmux.graph.index.sqlite.chunk_text import unpack
 from lensmux.graph.index.sqlite.database import open_database, translate_errors
+from lensmux.graph.index.sqlite.file_rows import Delta, delete_file, write_file
 from lensmux.graph.index.sqlite.queries import StoreQueries
 from lensmux.graph.index.sqlite.schema import (
     META_CHUNKS,
@@ -212,73 +211,36 @@ class Store(StoreQueries):
         remove: Sequence[str] = (),
         touch: Sequence[tuple[str, int, int]] = (),
     ) -> WriteResult:
-        """In one transaction: replace files' rows, delete `remove`, set (mtime_ns, size) of `touch`."""
+        """In one transaction: write files' rows, delete `remove`, set (mtime_ns, size) of `touch`.
+
+        A file written again keeps the rows of its unchanged chunks (file_rows.py): their ids
+        are in the result's `kept`, and their vectors stay.
+        """
         removed: list[int] = []
         new: list[list[int]] = []
-        now = time.time()
-        delta = _Delta()
+        kept: set[int] = set()
+        delta = Delta()
         with self._transaction("write files") as conn:
             for path in remove:
-                removed.extend(self._delete_file(conn, path, delta))
+                removed.extend(delete_file(conn, path, delta))
             conn.executemany(
                 "UPDATE files SET mtime_ns = ?, size = ? WHERE path = ?",
                 [(mtime, size, path) for path, mtime, size in touch],
             )
             for f in files:
-                removed.extend(self._delete_file(conn, f.path, delta))
-                file_id = _insert(
-                    conn,
-                    "INSERT INTO files(path, language, sha256, mtime_ns, size, structure, indexed_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (f.path, f.language, f.sha256, f.mtime_ns, f.size, f.structure, now),
-                )
-                symbol_ids: list[int] = []
-                for s in f.symbols:
-                    parent_id = symbol_ids[s.parent] if s.parent is not None else None
-                    r, sel = s.range, s.selection_range
-                    symbol_ids.append(
-                        _insert(
-                            conn,
-                            "INSERT INTO symbols(file_id, parent_id, name, qualified_name, kind,"
-                            " detail, container, depth, start_line, start_char, end_line, end_char,"
-                            " sel_start_line, sel_start_char, sel_end_line, sel_end_char)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            (file_id, parent_id, s.name, s.qualified_name, s.kind, s.detail,
-                             s.container, s.depth, r.start_line, r.start_char, r.end_line,
-                             r.end_char, sel.start_line, sel.start_char, sel.end_line,
-                             sel.end_char),
-                        )
-                    )  # fmt: skip
-                ids: list[int] = []
-                path_terms = fts_names([f.path])
-                for chunk, tokens in zip(f.chunks, f.tokens, strict=True):
-                    symbol_id = symbol_ids[chunk.symbol] if chunk.symbol is not None else None
-                    chunk_id = _insert(
-                        conn,
-                        "INSERT INTO chunks(file_id, symbol_id, kind, name, start_line, end_line,"
-                        " text, tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (file_id, symbol_id, chunk.kind, chunk.name, chunk.start_line,
-                         chunk.end_line, pack(chunk.text), tokens),
-                    )  # fmt: skip
-                    # The values schema.chunks_fts_source yields for this row (chunk_text.py).
-                    names = fts_names([chunk.name]) if chunk.symbol is not None else ""
-                    conn.execute(
-                        "INSERT INTO chunks_fts(rowid, names, path, body) VALUES (?, ?, ?, ?)",
-                        (chunk_id, names, path_terms, fts_document(chunk.text)),
-                    )
-                    ids.append(chunk_id)
+                ids, same, dropped = write_file(conn, f, delta)
                 new.append(ids)
-                delta.add(1, len(symbol_ids), len(ids))
-                delta.learnable += sum(1 for sym in f.symbols if learned.learnable(sym.kind))
+                kept.update(same)
+                removed.extend(dropped)
             learned.forget_mentioned(conn, frozenset().union(*(f.mentions for f in files)))
             delta.apply(conn)
             self.generation += 1
-        return WriteResult(removed, new)
+        return WriteResult(removed, new, kept)
 
     def remove_files(self, paths: Iterable[str], *, under: bool = False) -> list[int]:
         """Delete files (with under=True also every file below each path); returns chunk ids."""
         removed: list[int] = []
-        delta = _Delta()
+        delta = Delta()
         with self._transaction("remove files") as conn:
             for path in paths:
                 targets = [path]
@@ -293,74 +255,7 @@ class Store(StoreQueries):
                         )
                     ]
                 for target in targets:
-                    removed.extend(self._delete_file(conn, target, delta))
+                    removed.extend(delete_file(conn, target, delta))
             delta.apply(conn)
             self.generation += 1
         return removed
-
-    @staticmethod
-    def _delete_file(conn: sqlite3.Connection, path: str, delta: _Delta) -> list[int]:
-        row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
-        if row is None:
-            return []
-        file_id = row[0]
-        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
-        symbols = conn.execute("SELECT count(*) FROM symbols WHERE file_id = ?", (file_id,)).fetchone()[0]
-        delta.add(-1, -symbols, -len(ids))
-        delta.fts_deleted += len(ids)
-        learned.forget_related(conn, file_id)
-        # What learned.file_counts finds now goes with the symbols below (the cascade counts nothing).
-        gone_learned, gone_learnable = learned.file_counts(conn, file_id)
-        delta.learned -= gone_learned
-        delta.learnable -= gone_learnable
-        # External content: FTS5 forgets a row only when told the values it indexed, which
-        # the view derives from the rows about to be deleted (schema.FTS_DDL).
-        conn.execute(
-            "INSERT INTO chunks_fts(chunks_fts, rowid, names, path, body)"
-            " SELECT 'delete', id, names, path, body FROM chunks_fts_source WHERE file_id = ?",
-            (file_id,),
-        )
-        conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
-        conn.execute("DELETE FROM symbols WHERE file_id = ?", (file_id,))
-        conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
-        return ids
-
-
-def _insert(conn: sqlite3.Connection, sql: str, params: Sequence[object]) -> int:
-    rowid = conn.execute(sql, params).lastrowid
-    assert rowid is not None  # an INSERT always sets it
-    return rowid
-
-
-class _Delta:
-    """Rows a transaction adds and deletes, applied to the meta counts before it commits.
-
-    The counts used to be recounted (three count(*) over whole tables) by every write, so a
-    full run cost time quadratic in the root's size (bench/index/counts.py); a write now
-    pays for the rows it touches only, and the counts still change with the rows they count.
-    """
-
-    __slots__ = ("chunks", "files", "fts_deleted", "learnable", "learned", "symbols")
-
-    def __init__(self) -> None:
-        self.files = self.symbols = self.chunks = 0
-        # Of the learned graph's counts (learned.py): learned and learnable symbols.
-        self.learned = self.learnable = 0
-        self.fts_deleted = 0
-
-    def add(self, files: int, symbols: int, chunks: int) -> None:
-        self.files += files
-        self.symbols += symbols
-        self.chunks += chunks
-
-    def apply(self, conn: sqlite3.Connection) -> None:
-        conn.executemany(
-            "UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = ?",
-            [
-                (self.files, META_FILES),
-                (self.symbols, META_SYMBOLS),
-                (self.chunks, META_CHUNKS),
-                (self.fts_deleted, META_FTS_DELETED),
-            ],
-        )
-        learned.add_counts(conn, self.learned, self.learnable)

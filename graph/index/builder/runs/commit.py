@@ -134,9 +134,15 @@ class BatchWriter:
             remove = [o.walked.rel for o in current if isinstance(o, Unreadable)]
             touch = [(o.walked.rel, o.walked.mtime_ns, o.walked.size) for o in current if isinstance(o, Unchanged)]
             result = await anyio.to_thread.run_sync(lambda: files.store.write_files(writes, remove=remove, touch=touch))
-            ids = [i for per_file in result.new_chunk_ids for i in per_file]
-            matrix = numpy.stack([vector_of[t] for t in needed]) if needed else None
-            await anyio.to_thread.run_sync(files.apply, result.removed_chunk_ids, ids, matrix)
+            # A chunk row the write kept has its vector under its id already (unless it never had one).
+            kept = result.kept_chunk_ids
+            added = [
+                (i, t)
+                for i, t in zip((i for per_file in result.new_chunk_ids for i in per_file), needed, strict=True)
+                if i not in kept or i not in files.vectors
+            ]
+            matrix = numpy.stack([vector_of[t] for _, t in added]) if added else None
+            await anyio.to_thread.run_sync(files.apply, result.removed_chunk_ids, [i for i, _ in added], matrix)
         return [o.walked for o, fresh in zip(batch, ok, strict=True) if not fresh]
 
     async def remove(self, paths: list[str], *, under: bool) -> int:
