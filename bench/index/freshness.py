@@ -3,7 +3,7 @@
     python -m bench.index.freshness --corpus rich --trials 20
     python -m bench.index.freshness --corpus requests --trials 5    # a quick look
     python -m bench.index.freshness --corpus rich --baseline 9e17e4e    # the same, lensmux as of a commit
-    python -m bench.index.freshness --monorepo 100k --monorepo-out /work/runs/out --trials 3 --files 2
+    python -m bench.index.freshness --monorepo 100k --monorepo-out DIR --trials 5 --files 2
         # tornado's files in the tree and index a `bench.index.monorepo --size 100k --out DIR` run left
 
 A real daemon (bench/daemon_launch.py) indexes a fresh copy of the corpus with
@@ -53,6 +53,7 @@ from bench.daemon_launch import BenchDaemonError, config_text, index_with_cli, s
 from bench.daemon_launch import bench_daemon as launch_daemon
 from bench.fetch_corpus import CorpusError
 from bench.index.corpus import CORPORA, fresh_copy
+from bench.index.corpus import OUT_DIR as TREES_DIR
 from bench.index.throughput import BaselineRefUnknown, baseline_tree
 from bench.report import machine_lines
 from bench.runner import add_common_options, arg_parser, finish, result_header, run_and_save
@@ -279,8 +280,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         result["index"] = {"files": summary["files"], "chunks": summary["chunks"], "wall_s": round(wall, 1)}
         warm_up(daemon, root)
         if args.monorepo:
-            # pyright reads a tree this size for seconds after it starts (the monorepo run's
-            # learner had minutes): edits before then would time its start-up instead.
+            # pyright reads and indexes a tree this size for tens of seconds after it starts (37 s
+            # at 100k; the monorepo run's learner had minutes): an edit before then times its start.
             time.sleep(args.monorepo_quiet)
         routes = anyio.run(_all_routes, daemon, root, files, args)
     for route in routes:
@@ -298,7 +299,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def _kept_monorepo(size: str, run_out: Path, daemon_base: Path) -> Path:
     """The monorepo tree of `size`; its run's index state (under run_out) copied to daemon_base."""
-    root = OUT_DIR / "index" / "roots" / f"monorepo-{size}" / "monorepo"
+    root = TREES_DIR / "roots" / f"monorepo-{size}" / "monorepo"  # where monorepo_tree.build puts it
     state = run_out / "work" / "monorepo" / size
     if not (root / ".git").is_dir() or not (state / "s").is_dir():
         raise FreshnessError(f"no kept {size} monorepo: run bench.index.monorepo --size {size} --out {run_out} first")
@@ -354,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--monorepo-out", type=Path, default=OUT_DIR, help="the --out of the bench.index.monorepo run it kept"
     )
-    parser.add_argument("--monorepo-quiet", type=float, default=30, help="s between warm-up and the first edit")
+    parser.add_argument("--monorepo-quiet", type=float, default=60, help="s between warm-up and the first edit (60)")
     add_common_options(parser, OUT_DIR)
     args = parser.parse_args(argv)
     corpus = f"monorepo-{args.monorepo}" if args.monorepo else args.corpus
