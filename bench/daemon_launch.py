@@ -10,6 +10,7 @@ Every benchmark, multiplexer, index or search, starts its daemons here.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -117,6 +118,16 @@ def bench_daemon(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def copy_state(base: Path, work: Path) -> None:
+    """A benchmark daemon's state under `base` (its roots' indexes, the per-user caches) copied to a fresh `work`.
+
+    Another daemon started on `work` (bench_daemon) opens those indexes without indexing again.
+    The roots' lock files stay behind: they were the first daemon's.
+    """
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(base / "s", work / "s", ignore=shutil.ignore_patterns("lock"))
 
 
 def socket_path(daemon: DaemonProc, server: str) -> Path:

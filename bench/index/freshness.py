@@ -36,7 +36,6 @@ import argparse
 import logging
 import math
 import random
-import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -49,7 +48,7 @@ from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient, path_uri
 
 from bench import OUT_DIR
-from bench.daemon_launch import BenchDaemonError, config_text, index_with_cli, socket_path
+from bench.daemon_launch import BenchDaemonError, config_text, copy_state, index_with_cli, socket_path
 from bench.daemon_launch import bench_daemon as launch_daemon
 from bench.fetch_corpus import CorpusError
 from bench.index.corpus import CORPORA, fresh_copy
@@ -303,10 +302,7 @@ def _kept_monorepo(size: str, run_out: Path, daemon_base: Path) -> Path:
     state = run_out / "work" / "monorepo" / size
     if not (root / ".git").is_dir() or not (state / "s").is_dir():
         raise FreshnessError(f"no kept {size} monorepo: run bench.index.monorepo --size {size} --out {run_out} first")
-    shutil.rmtree(daemon_base, ignore_errors=True)
-    daemon_base.mkdir(parents=True)
-    for part in ("c", "s"):  # XDG config and state; the runtime dir is the new daemon's own
-        shutil.copytree(state / part, daemon_base / part, symlinks=True)
+    copy_state(state, daemon_base)
     return root
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import sqlite3
 import statistics
 import sys
@@ -28,7 +27,7 @@ from typing import Any
 
 from support.daemon_proc import LENSMUX, DaemonProc
 
-from bench.daemon_launch import bench_daemon, config_text, index_with_cli
+from bench.daemon_launch import bench_daemon, config_text, copy_state, index_with_cli
 from bench.index.monorepo import WARM_QUERIES
 from bench.search.daemon_search import run_queries, warm_up
 from bench.stats import load_average, percentile
@@ -36,9 +35,7 @@ from bench.stats import load_average, percentile
 
 def prepare(base: Path, work: Path) -> Path:
     """OUT/NAME with BASE's state copied and its learned relations forgotten; the index's database."""
-    if work.exists():
-        shutil.rmtree(work)
-    shutil.copytree(base / "s", work / "s", ignore=shutil.ignore_patterns("lock"))
+    copy_state(base, work)
     databases = sorted((work / "s" / "lensmux" / "roots").glob("monorepo-*/index.sqlite"))
     if len(databases) != 1:
         raise SystemExit(f"expected one monorepo index under {work}, found {databases}")

@@ -75,18 +75,22 @@ def _file_id(conn: sqlite3.Connection, path: str) -> int | None:
     return None if row is None else int(row[0])
 
 
-def _drop_chunks(conn: sqlite3.Connection, ids: Sequence[int], delta: Delta) -> None:
-    """Delete chunk rows and their FTS5 entries (before their symbols go: the entries name them)."""
+def _drop_chunks(conn: sqlite3.Connection, file_id: int, ids: Sequence[int], delta: Delta, *, every: bool) -> None:
+    """Delete chunk rows of the file and their FTS5 entries (before its symbols go: the entries name them).
+
+    `every`: `ids` are all of the file's chunks, deleted with one statement each, not one per row.
+    """
     if not ids:
         return
+    where, args = ("file_id = ?", [(file_id,)]) if every else ("id = ?", [(i,) for i in ids])
     # External content: FTS5 forgets a row only when told the values it indexed, which
     # the view derives from the rows about to be deleted (schema.FTS_DDL).
     conn.executemany(
         "INSERT INTO chunks_fts(chunks_fts, rowid, names, path, body)"
-        " SELECT 'delete', id, names, path, body FROM chunks_fts_source WHERE id = ?",
-        [(i,) for i in ids],
+        f" SELECT 'delete', id, names, path, body FROM chunks_fts_source WHERE {where}",
+        args,
     )
-    conn.executemany("DELETE FROM chunks WHERE id = ?", [(i,) for i in ids])
+    conn.executemany(f"DELETE FROM chunks WHERE {where}", args)
     delta.add(0, 0, -len(ids))
     delta.fts_deleted += len(ids)
 
@@ -109,7 +113,7 @@ def delete_file(conn: sqlite3.Connection, path: str, delta: Delta) -> list[int]:
     if file_id is None:
         return []
     ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
-    _drop_chunks(conn, ids, delta)
+    _drop_chunks(conn, file_id, ids, delta, every=True)
     _drop_symbols(conn, file_id, delta)
     conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
     delta.add(-1, 0, 0)
@@ -133,12 +137,10 @@ def write_file(conn: sqlite3.Connection, f: FileWrite, delta: Delta) -> tuple[li
     Returns (the file's chunk ids in chunk order, those of them kept, the chunk ids dropped).
     """
     packed = [pack(chunk.text) for chunk in f.chunks]
-    keys: list[_ChunkKey] = [
-        (chunk.kind, chunk.name, chunk.symbol is not None, blob) for chunk, blob in zip(f.chunks, packed, strict=True)
-    ]
     file_id = _file_id(conn, f.path)
     now = time.time()
-    reusable: dict[_ChunkKey, list[int]] = {}
+    # Per new chunk, the stored row it keeps (None: a new row).
+    reused: list[int | None] = [None] * len(packed)
     dropped: list[int] = []
     if file_id is None:
         file_id = _insert(
@@ -150,11 +152,12 @@ def write_file(conn: sqlite3.Connection, f: FileWrite, delta: Delta) -> tuple[li
         delta.add(1, 0, 0)
     else:
         old = _old_chunks(conn, file_id)
-        for key in keys:
-            if old.get(key):
-                reusable.setdefault(key, []).append(old[key].pop(0))
+        keys: list[_ChunkKey] = [
+            (c.kind, c.name, c.symbol is not None, blob) for c, blob in zip(f.chunks, packed, strict=True)
+        ]
+        reused = [old[key].pop(0) if old.get(key) else None for key in keys]
         dropped = sorted(i for ids in old.values() for i in ids)
-        _drop_chunks(conn, dropped, delta)
+        _drop_chunks(conn, file_id, dropped, delta, every=all(i is None for i in reused))
         _drop_symbols(conn, file_id, delta)
         conn.execute(
             "UPDATE files SET language = ?, sha256 = ?, mtime_ns = ?, size = ?, structure = ?, indexed_at = ?"
@@ -179,18 +182,15 @@ def write_file(conn: sqlite3.Connection, f: FileWrite, delta: Delta) -> tuple[li
             )
         )  # fmt: skip
     ids: list[int] = []
-    kept: list[int] = []
     path_terms = fts_names([f.path])
-    for chunk, tokens, blob, key in zip(f.chunks, f.tokens, packed, keys, strict=True):
+    for chunk, tokens, blob, same in zip(f.chunks, f.tokens, packed, reused, strict=True):
         symbol_id = symbol_ids[chunk.symbol] if chunk.symbol is not None else None
-        same = reusable.get(key)
-        if same:
-            chunk_id = same.pop(0)
+        if same is not None:
+            chunk_id = same
             conn.execute(
                 "UPDATE chunks SET symbol_id = ?, start_line = ?, end_line = ?, tokens = ? WHERE id = ?",
                 (symbol_id, chunk.start_line, chunk.end_line, tokens, chunk_id),
             )
-            kept.append(chunk_id)
         else:
             chunk_id = _insert(
                 conn,
@@ -208,4 +208,4 @@ def write_file(conn: sqlite3.Connection, f: FileWrite, delta: Delta) -> tuple[li
         ids.append(chunk_id)
     delta.add(0, len(symbol_ids), 0)
     delta.learnable += sum(1 for sym in f.symbols if learned.learnable(sym.kind))
-    return ids, kept, dropped
+    return ids, [i for i in reused if i is not None], dropped

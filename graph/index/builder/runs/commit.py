@@ -125,12 +125,13 @@ class BatchWriter:
             ok = await anyio.to_thread.run_sync(lambda: [_fresh(self.root, o) for o in batch])
             current = [o for o, fresh in zip(batch, ok, strict=True) if fresh]
             writes = [o.write for o in current if isinstance(o, Prepared)]
-            # Read reused vectors now, under the lock: the write below drops their labels.
-            old = files.vectors.vectors(reuse[t] for t in texts if t in reuse and t not in embedded.vectors)
-            vector_of = {t: old[reuse[t]] for t in texts if reuse.get(t) in old}
-            vector_of.update(embedded.vectors)
+            # A text whose old copy (same file) has a vector needs no model: that vector is read
+            # once the write has said which rows need one (its label stays until apply below).
+            reusable = {t for t in texts if reuse.get(t) in files.vectors}
+            vector_of = dict(embedded.vectors)
             needed = [c.text for w in writes for c in w.chunks]
-            vector_of.update(await self.embed_map([t for t in dict.fromkeys(needed) if t not in vector_of]))
+            fresh = [t for t in dict.fromkeys(needed) if t not in vector_of and t not in reusable]
+            vector_of.update(await self.embed_map(fresh))
             remove = [o.walked.rel for o in current if isinstance(o, Unreadable)]
             touch = [(o.walked.rel, o.walked.mtime_ns, o.walked.size) for o in current if isinstance(o, Unchanged)]
             result = await anyio.to_thread.run_sync(lambda: files.store.write_files(writes, remove=remove, touch=touch))
@@ -141,8 +142,14 @@ class BatchWriter:
                 for i, t in zip((i for per_file in result.new_chunk_ids for i in per_file), needed, strict=True)
                 if i not in kept or i not in files.vectors
             ]
-            matrix = numpy.stack([vector_of[t] for _, t in added]) if added else None
-            await anyio.to_thread.run_sync(files.apply, result.removed_chunk_ids, [i for i, _ in added], matrix)
+
+            def apply() -> None:
+                old = files.vectors.vectors(reuse[t] for _, t in added if t not in vector_of)
+                vector_of.update((t, old[reuse[t]]) for _, t in added if t not in vector_of)
+                matrix = numpy.stack([vector_of[t] for _, t in added]) if added else None
+                files.apply(result.removed_chunk_ids, [i for i, _ in added], matrix)
+
+            await anyio.to_thread.run_sync(apply)
         return [o.walked for o, fresh in zip(batch, ok, strict=True) if not fresh]
 
     async def remove(self, paths: list[str], *, under: bool) -> int:
