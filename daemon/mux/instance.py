@@ -85,6 +85,9 @@ class Instance:
         self.requests_served = 0
         # When the daemon last sent the server a notification of its own (a file event, a document it opened).
         self.notified_at = 0.0
+        # When a file under the root last changed on disk (diskwatch.py): an agent writing files with its
+        # own tools speaks to no server, but it is at work there as much as an editor that types.
+        self.disk_changed_at = 0.0
         self.created = time.time()
         self.idle_since: float | None = time.monotonic()
         self.failure: str | None = None
@@ -157,10 +160,10 @@ class Instance:
         self._last_client = client
 
     def quiet_for(self, seconds: float) -> bool:
-        """No client message for `seconds` and none of their requests in flight."""
+        """No client message and no file changed on disk for `seconds`, and no client request in flight."""
         # Each session stamps its reads already (ClientSession.last_active): nothing added per message.
         last = max((c.last_active for c in self.clients.values()), default=0.0)
-        return time.monotonic() - last >= seconds and not self.pending.clients_waiting()
+        return time.monotonic() - max(last, self.disk_changed_at) >= seconds and not self.pending.clients_waiting()
 
     def last_active_client(self) -> ClientSession | None:
         """The client a server request with no obvious owner goes to."""

@@ -266,6 +266,7 @@ class Supervisor:
         inst = self.instance
         try:
             async for changes in watch_changes(inst.key.root, self._watch_stop):
+                inst.disk_changed_at = time.monotonic()
                 inst.cache.workspace_changed()
                 await watched_files.forward(inst, changes)
         except (OSError, RuntimeError) as exc:
