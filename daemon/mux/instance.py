@@ -85,8 +85,8 @@ class Instance:
         self.requests_served = 0
         # When the daemon last sent the server a notification of its own (a file event, a document it opened).
         self.notified_at = 0.0
-        # When a file under the root last changed on disk (diskwatch.py): an agent writing files with its
-        # own tools speaks to no server, but it is at work there as much as an editor that types.
+        # When a source file of the server's languages under the root last changed on disk (diskwatch.py):
+        # an agent writing files with its own tools speaks to no server, but is at work as an editor that types.
         self.disk_changed_at = 0.0
         self.created = time.time()
         self.idle_since: float | None = time.monotonic()

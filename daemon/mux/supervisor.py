@@ -259,14 +259,17 @@ class Supervisor:
             self._process_scope.cancel()
 
     async def _disk_watch_task(self) -> None:
-        """Invalidate cached answers when files change on disk under the root, and tell
-        a server that watches files what no client tells it."""
+        """Invalidate cached answers when files change on disk under the root, tell a server
+        that watches files what no client tells it, and stamp a source file's change for quiet."""
         from lensmux.daemon.mux.workspace.diskwatch import watch_changes
 
         inst = self.instance
+        # The server's own source files: a log a tool appends to, or a build's output, is no one at work.
+        sources = tuple({suffix for suffixes in inst.config.languages.values() for suffix in suffixes})
         try:
             async for changes in watch_changes(inst.key.root, self._watch_stop):
-                inst.disk_changed_at = time.monotonic()
+                if any(path.endswith(sources) for _, path in changes):
+                    inst.disk_changed_at = time.monotonic()
                 inst.cache.workspace_changed()
                 await watched_files.forward(inst, changes)
         except (OSError, RuntimeError) as exc:

@@ -3,7 +3,7 @@
 A search expands its seeds through the servers within a budget of half a second; a
 busy or slow server then leaves the graph unexpanded. What expansion asks about a
 symbol is the same for every query, so the daemon asks ahead: whenever no editor has
-sent anything and no file under a served root has changed on disk for `[daemon.search]
+sent anything and no source file under a served root has changed on disk for `[daemon.search]
 learn_quiet` seconds (an agent writing files with its own tools is at work as much as an
 editor that types: `Instance.quiet_for`), no search or assistant tool runs, no
 root is being indexed and every server has discovered its workspace, it asks about a few

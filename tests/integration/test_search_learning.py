@@ -93,3 +93,65 @@ async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
         graph = _graph(daemon)
     assert learned_while_typing and max(learned_while_typing) == 0, learned_while_typing
     assert graph["learned"] == graph["learnable"] > 0
+
+
+@pytest.mark.anyio
+async def test_learning_waits_while_an_agent_writes_files_on_disk(tmp_path: Path) -> None:
+    """An agent that edits with its own file tools speaks to no server; its writes count as typing.
+
+    pyright reads no message while it answers one: a learning request it is working on when the
+    agent writes a file holds that file's re-index until it is answered (seconds at 100k lines).
+    """
+    root = write_py_fanout_project(tmp_path / "fan", MODULES)
+    scratch = root / "pkg/scratch.py"
+    with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 3\n") as daemon:
+        writing = anyio.Event()
+        learned_while_writing: list[int] = []
+
+        async def write_until_told() -> None:
+            number = 0
+            while not writing.is_set():
+                number += 1
+                await anyio.Path(scratch).write_text(f"def step_{number}(v: int) -> int:\n    return v + {number}\n")
+                await anyio.sleep(0.5)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(write_until_told)
+            done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
+            assert done.returncode == 0, done.stderr
+            for _ in range(16):
+                await anyio.sleep(0.5)
+                graph = await anyio.to_thread.run_sync(_graph, daemon)
+                learned_while_writing.append(graph.get("learned", 0))
+            writing.set()
+        # The agent has stopped writing: the daemon is quiet now and learns the whole graph.
+        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
+        graph = _graph(daemon)
+    assert learned_while_writing and max(learned_while_writing) == 0, learned_while_writing
+    assert graph["learned"] == graph["learnable"] > 0
+
+
+@pytest.mark.anyio
+async def test_a_log_a_tool_keeps_writing_does_not_hold_learning_back(tmp_path: Path) -> None:
+    """Only source files of a server's languages count: a dev server's log is no one at work."""
+    root = write_py_fanout_project(tmp_path / "fan", MODULES)
+    log_file = root / "server.log"
+    with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 1\n") as daemon:
+        writing = anyio.Event()
+        graph: dict[str, Any] = {}
+
+        async def append_until_told() -> None:
+            async with await anyio.open_file(log_file, "a") as out:
+                while not writing.is_set():
+                    await out.write("GET / 200\n")
+                    await out.flush()
+                    await anyio.sleep(0.2)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(append_until_told)
+            done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
+            assert done.returncode == 0, done.stderr
+            await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 120))
+            graph = await anyio.to_thread.run_sync(_graph, daemon)
+            writing.set()
+    assert graph["learned"] == graph["learnable"] > 0
