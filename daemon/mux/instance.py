@@ -160,10 +160,20 @@ class Instance:
         self._last_client = client
 
     def quiet_for(self, seconds: float) -> bool:
-        """No client message and no file changed on disk for `seconds`, and no client request in flight."""
+        """No client message and no source file changed on disk for `seconds`, and no client request in flight."""
+        return self.activity_within(seconds) is None
+
+    def activity_within(self, seconds: float) -> str | None:
+        """What was going on at this server in the last `seconds` (None: nothing), for `lensmux status`."""
+        if self.pending.clients_waiting():
+            return "a client's request in flight"
+        now = time.monotonic()
         # Each session stamps its reads already (ClientSession.last_active): nothing added per message.
-        last = max((c.last_active for c in self.clients.values()), default=0.0)
-        return time.monotonic() - max(last, self.disk_changed_at) >= seconds and not self.pending.clients_waiting()
+        if now - max((c.last_active for c in self.clients.values()), default=0.0) < seconds:
+            return "a client spoke"
+        if now - self.disk_changed_at < seconds:
+            return "source files changing on disk"
+        return None
 
     def last_active_client(self) -> ClientSession | None:
         """The client a server request with no obvious owner goes to."""

@@ -119,10 +119,19 @@ class DaemonGateway:
         return out
 
     def quiet(self, seconds: float) -> bool:
-        """No editor has sent anything to any server for `seconds`, and every running server is settled."""
-        return all(
-            inst.quiet_for(seconds) and not (inst.ready and inst.warmup.busy()) for inst in self._registry.instances()
-        )
+        """No client has sent anything to any server, nor changed a source file on disk, for `seconds`,
+        and every running server is settled."""
+        return self.noise(seconds) is None
+
+    def noise(self, seconds: float) -> str | None:
+        """Why the servers are not quiet for `seconds` (None: they are), as `lensmux status` shows it."""
+        for inst in self._registry.instances():
+            activity = inst.activity_within(seconds)
+            if activity is not None:
+                return f"{activity} ({inst.key.server})"
+            if inst.ready and inst.warmup.busy():
+                return f"{inst.key.server} is still reading its workspace"
+        return None
 
     async def release_documents(self) -> int:
         """Close the documents searches and learning kept open: servers keep analysing open files."""

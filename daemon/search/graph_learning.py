@@ -143,8 +143,9 @@ class GraphLearner:
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
-            if self._busy() or not self._gateway.quiet(config.learn_quiet_s):
-                self._show(entry, lane, "waiting for quiet")
+            noise = "a search or assistant tool runs" if self._busy() else self._gateway.noise(config.learn_quiet_s)
+            if noise is not None:
+                self._show(entry, lane, f"waiting for quiet: {noise}")
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,34 @@ def test_a_quiet_daemon_learns_the_call_graph_and_searches_ask_pyright_nothing(t
     assert asked_after == asked, "the search was answered without asking pyright"
 
 
+async def _nothing_learned_then_everything(daemon: DaemonProc, during: list[dict[str, Any]], why: str) -> None:
+    """Nothing was learned while the work went on, and status said `why`; the daemon, quiet now, learns it all."""
+    await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
+    graph = _graph(daemon)
+    learned = [sample.get("learned", 0) for sample in during]
+    assert learned and max(learned) == 0, learned
+    assert during[-1]["state"] == f"waiting for quiet: {why} (pyright)", during[-1]
+    assert graph["learned"] == graph["learnable"] > 0
+
+
+async def _learned_during(
+    daemon: DaemonProc, root: Path, work: Callable[[anyio.Event], Coroutine[Any, Any, None]]
+) -> list[dict[str, Any]]:
+    """Index `root` while `work` goes on, then read the graph's status every 0.5 s for 8 s; `work` ends after."""
+    stop = anyio.Event()
+    samples: list[dict[str, Any]] = []
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(work, stop)
+        done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
+        assert done.returncode == 0, done.stderr
+        for _ in range(16):
+            await anyio.sleep(0.5)
+            # In a thread, so that the work goes on while the daemon answers.
+            samples.append(await anyio.to_thread.run_sync(_graph, daemon))
+        stop.set()
+    return samples
+
+
 @pytest.mark.anyio
 async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
     root = write_py_fanout_project(tmp_path / "fan", MODULES)
@@ -68,31 +97,17 @@ async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
     with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 3\n") as daemon:
         async with initialized_clients(daemon.client_argv("pyright"), root, "typist") as (typist,):
             uri = await typist.open(core, "python", text)
-            typing = anyio.Event()
-            learned_while_typing: list[int] = []
 
-            async def type_until_told() -> None:
+            async def type_until(stop: anyio.Event) -> None:
                 version = 1
-                while not typing.is_set():
+                while not stop.is_set():
                     version += 1
                     await typist.change_full(uri, f"{text}\n# edit {version}\n", version)
                     await anyio.sleep(0.5)
 
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(type_until_told)
-                done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
-                assert done.returncode == 0, done.stderr
-                for _ in range(16):
-                    await anyio.sleep(0.5)
-                    # In a thread, so that the typing goes on while the daemon answers.
-                    graph = await anyio.to_thread.run_sync(_graph, daemon)
-                    learned_while_typing.append(graph.get("learned", 0))
-                typing.set()
+            learned_while_typing = await _learned_during(daemon, root, type_until)
         # The editor has left: the daemon is quiet now and learns the whole graph.
-        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
-        graph = _graph(daemon)
-    assert learned_while_typing and max(learned_while_typing) == 0, learned_while_typing
-    assert graph["learned"] == graph["learnable"] > 0
+        await _nothing_learned_then_everything(daemon, learned_while_typing, "a client spoke")
 
 
 @pytest.mark.anyio
@@ -103,32 +118,19 @@ async def test_learning_waits_while_an_agent_writes_files_on_disk(tmp_path: Path
     agent writes a file holds that file's re-index until it is answered (seconds at 100k lines).
     """
     root = write_py_fanout_project(tmp_path / "fan", MODULES)
-    scratch = root / "pkg/scratch.py"
+    scratch = anyio.Path(root / "pkg/scratch.py")
+
+    async def write_until(stop: anyio.Event) -> None:
+        number = 0
+        while not stop.is_set():
+            number += 1
+            await scratch.write_text(f"def step_{number}(v: int) -> int:\n    return v + {number}\n")
+            await anyio.sleep(0.5)
+
     with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 3\n") as daemon:
-        writing = anyio.Event()
-        learned_while_writing: list[int] = []
-
-        async def write_until_told() -> None:
-            number = 0
-            while not writing.is_set():
-                number += 1
-                await anyio.Path(scratch).write_text(f"def step_{number}(v: int) -> int:\n    return v + {number}\n")
-                await anyio.sleep(0.5)
-
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(write_until_told)
-            done = await anyio.to_thread.run_sync(lambda: daemon.run_cli("index", str(root), "--wait"))
-            assert done.returncode == 0, done.stderr
-            for _ in range(16):
-                await anyio.sleep(0.5)
-                graph = await anyio.to_thread.run_sync(_graph, daemon)
-                learned_while_writing.append(graph.get("learned", 0))
-            writing.set()
+        learned_while_writing = await _learned_during(daemon, root, write_until)
         # The agent has stopped writing: the daemon is quiet now and learns the whole graph.
-        await anyio.to_thread.run_sync(lambda: wait_until(lambda: _graph(daemon).get("state") == "up to date", 300))
-        graph = _graph(daemon)
-    assert learned_while_writing and max(learned_while_writing) == 0, learned_while_writing
-    assert graph["learned"] == graph["learnable"] > 0
+        await _nothing_learned_then_everything(daemon, learned_while_writing, "source files changing on disk")
 
 
 @pytest.mark.anyio

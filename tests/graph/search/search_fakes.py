@@ -250,6 +250,9 @@ class LearnerGateway(FakeGateway):
     def quiet(self, seconds: float) -> bool:
         return True
 
+    def noise(self, seconds: float) -> str | None:
+        return None
+
     async def release_documents(self) -> int:
         return 0
 

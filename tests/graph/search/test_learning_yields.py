@@ -52,6 +52,9 @@ class ClientSpeaksGateway(FakeGateway):
     def quiet(self, seconds: float) -> bool:
         return not self.spoke
 
+    def noise(self, seconds: float) -> str | None:
+        return "a client spoke" if self.spoke else None
+
     def server_languages(self) -> list[tuple[str, ...]]:
         return [("python",)]
 
