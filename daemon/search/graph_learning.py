@@ -12,10 +12,11 @@ symbols no search has needed yet and stores the complete answers with the index
 next round waits for quiet again. Once a root is learned the task sleeps until an index changes
 (looking each second whether searches queued symbols).
 
-A client that speaks during a round stops it (`_round`): a server answers one request at a
-time, so each learning request still to be sent would be one more ahead of the client's
-question. What was sent finishes (and is kept by the cache); nothing more is sent, and the
-round's symbols are asked again at the next quiet moment. Each server has a lane of its own
+A client that speaks during a round, or a source file that changes on disk, stops it
+(`_round`): a server answers one request at a time, so each learning request still to be
+sent would be one more ahead of the client's question. What was sent finishes (and is kept
+by the cache); nothing more is sent, and the round's symbols are asked again at the next quiet
+moment. Each server has a lane of its own
 (its languages, `DaemonGateway.server_languages`), the lanes run side by side, and a lane sends
 one request at a time (`learn_in_flight`), through a gateway whose requests hold their server's
 own-request slot (`DaemonGateway.in_background`, daemon/mux/requests/own_slot.py), so a bind walk

@@ -105,9 +105,9 @@ async def test_learning_waits_while_an_editor_is_typing(tmp_path: Path) -> None:
                     await typist.change_full(uri, f"{text}\n# edit {version}\n", version)
                     await anyio.sleep(0.5)
 
-            learned_while_typing = await _learned_during(daemon, root, type_until)
+            while_typing = await _learned_during(daemon, root, type_until)
         # The editor has left: the daemon is quiet now and learns the whole graph.
-        await _nothing_learned_then_everything(daemon, learned_while_typing, "a client spoke")
+        await _nothing_learned_then_everything(daemon, while_typing, "a client spoke")
 
 
 @pytest.mark.anyio
@@ -128,9 +128,9 @@ async def test_learning_waits_while_an_agent_writes_files_on_disk(tmp_path: Path
             await anyio.sleep(0.5)
 
     with running_daemon(tmp_path / "d", "[daemon.search]\nlearn_quiet = 3\n") as daemon:
-        learned_while_writing = await _learned_during(daemon, root, write_until)
+        while_writing = await _learned_during(daemon, root, write_until)
         # The agent has stopped writing: the daemon is quiet now and learns the whole graph.
-        await _nothing_learned_then_everything(daemon, learned_while_writing, "source files changing on disk")
+        await _nothing_learned_then_everything(daemon, while_writing, "source files changing on disk")
 
 
 @pytest.mark.anyio
