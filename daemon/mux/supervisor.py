@@ -264,11 +264,10 @@ class Supervisor:
         from lensmux.daemon.mux.workspace.diskwatch import watch_changes
 
         inst = self.instance
-        # The server's own source files: a log a tool appends to, or a build's output, is no one at work.
-        sources = tuple({suffix for suffixes in inst.config.languages.values() for suffix in suffixes})
         try:
             async for changes in watch_changes(inst.key.root, self._watch_stop):
-                if any(path.endswith(sources) for _, path in changes):
+                # The server's own source files: a log a tool appends to, or a build's output, is no one at work.
+                if any(inst.config.language_of(path) is not None for _, path in changes):
                     inst.disk_changed_at = time.monotonic()
                 inst.cache.workspace_changed()
                 await watched_files.forward(inst, changes)
