@@ -6,10 +6,8 @@ hnswlib calls run in worker threads, embedding runs in worker threads in batches
 A full run is a pipeline (pipeline.py) over its files, where the user is first (order.py):
 files are prepared, embedded (`embed_concurrency` calls in flight) and written in stages
 joined by bounded streams, each stage taking what is ready; a transaction holds at most
-`commit_files`/`commit_chunks`. The vector file is saved during full runs each time it
-grew by a share (`save_growth`, at most every `save_interval_s`), at their end, and with a
-debounce after single-file updates, because the database carries the truth and
-IndexFiles.open reconciles the rest.
+`commit_files`/`commit_chunks`. When the vector file and the keyword index are written
+back is saving.py's; one update of a file at a time is updates.py's.
 """
 
 from __future__ import annotations
@@ -17,9 +15,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import logging
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -42,10 +38,11 @@ from lensmux.graph.index.builder.preparing.prepare import (
 from lensmux.graph.index.builder.runs.commit import BatchWriter, Embedded
 from lensmux.graph.index.builder.runs.order import Focus, RunOrder, git_recent
 from lensmux.graph.index.builder.runs.pipeline import Commit, FullRun
+from lensmux.graph.index.builder.saving import Saving
 from lensmux.graph.index.builder.updates import UpdateTickets
 from lensmux.graph.index.builder.watch import run_watch
 from lensmux.graph.index.config import IndexConfig
-from lensmux.graph.index.errors import IndexStoreError, RootNotIndexed, main_error
+from lensmux.graph.index.errors import RootNotIndexed, main_error
 from lensmux.graph.index.location import default_store_dir
 from lensmux.graph.index.progress import IndexStatus, Progress, ProgressSnapshot
 from lensmux.graph.index.protocols import Embedder, SymbolSource
@@ -89,13 +86,11 @@ class Indexer:
         self.order = RunOrder()
         self._files: IndexFiles | None = None
         self._writer: BatchWriter | None = None
-        self._last_save = time.monotonic()
         self._open_lock = anyio.Lock()
         # Serialises every mutation of the database and the vectors (and saves).
         self._write_lock = anyio.Lock()
         self._run_lock = anyio.Lock()
-        self._file_locks: dict[str, anyio.Lock] = {}
-        self._changed = anyio.Event()
+        self.saving = Saving(self.root, lambda: self._files, self.config, self._write_lock, self.progress.note_error)
         # Edits, saves and file events from when the daemon learns of them to their commit.
         self.updates = UpdateTickets()
         # A team's published index this root overlays (graph/index/team/overlay.py): path -> sha256 of
@@ -168,7 +163,7 @@ class Indexer:
         if self._files is None:
             return
         try:
-            await self.save_vectors()
+            await self.saving.save_vectors()
         finally:
             async with self._write_lock:
                 files, self._files, self._writer = self._files, None, None
@@ -255,8 +250,8 @@ class Indexer:
         for w in retry:  # changed while being indexed: once more with the new content
             await self.reindex_file(w.rel)
             self.progress.advance(1, 0)
-        await self.save_vectors()
-        await self.optimize_keywords()
+        await self.saving.save_vectors()
+        await self.saving.optimize_keywords()
         self.progress.finish()
 
     def _not_in_baseline(self, walked: list[WalkedFile]) -> list[WalkedFile]:
@@ -284,8 +279,8 @@ class Indexer:
             self.order.written(o.walked.rel for o in batch)
             chunks = sum(len(o.write.chunks) for o in batch if isinstance(o, Prepared) and o.walked not in retry)
             self.progress.advance(len(batch) - len(retry), chunks)
-            if self._save_due():
-                await self.save_vectors()
+            if self.saving.due():
+                await self.saving.save_vectors()
             if progress_cb is not None:
                 progress_cb(self.progress.snapshot())
             return retry
@@ -300,7 +295,7 @@ class Indexer:
         rel = self.store.relative(path)
         if rel is None:
             return False
-        async with self._updating(rel):
+        async with self.updates.alone(rel):
             return await self._reindex_file(rel)
 
     async def _reindex_file(self, rel: str) -> bool:
@@ -324,7 +319,7 @@ class Indexer:
             baseline = self.baseline
             outcome = await self._prepare(walked, await self._known(rel))
             if not await self._batch_writer.commit([outcome]):
-                self._changed.set()
+                self.saving.changed()
                 if self.baseline is not baseline:
                     continue  # the shared snapshot changed meanwhile: decide again which side answers
                 return isinstance(outcome, Prepared)
@@ -340,7 +335,7 @@ class Indexer:
         if rel is None or language is None or self.rules.is_ignored(rel) or data_size > self.config.max_file_bytes:
             return False
         walked = WalkedFile(rel, language, data_size, BUFFER_MTIME_NS)
-        async with self._updating(rel):
+        async with self.updates.alone(rel):
             return await self._reindex_text(walked, text)
 
     async def _reindex_text(self, walked: WalkedFile, text: str) -> bool:
@@ -362,26 +357,8 @@ class Indexer:
         if isinstance(outcome, Unchanged):
             return False
         await self._batch_writer.commit([outcome])
-        self._changed.set()
+        self.saving.changed()
         return isinstance(outcome, Prepared)
-
-    @asynccontextmanager
-    async def _updating(self, rel: str) -> AsyncIterator[None]:
-        """One single-file update of `rel` at a time, holding an update ticket (updates.py) throughout.
-
-        A save reaches the index as an edit, a didSave and a file event at once; run
-        together, each re-read the file and the server, and each commit dropped the
-        vectors the next one meant to reuse, so it embedded the whole file again. In
-        turn, the later ones find the text already indexed.
-        """
-        lock = self._file_locks.setdefault(rel, anyio.Lock())
-        try:
-            with self.updates.running(rel):
-                async with lock:
-                    yield
-        finally:
-            if not lock.locked() and not lock.statistics().tasks_waiting:
-                self._file_locks.pop(rel, None)
 
     async def _known(self, rel: str) -> FileStamp | None:
         record = await anyio.to_thread.run_sync(self.store.file, rel)
@@ -396,7 +373,7 @@ class Indexer:
     async def _remove(self, paths: list[str], *, under: bool) -> int:
         removed = await self._batch_writer.remove(paths, under=under)
         if removed:
-            self._changed.set()
+            self.saving.changed()
         return removed
 
     async def embed_pending(self) -> int:
@@ -404,52 +381,8 @@ class Indexer:
         await self.open()
         return await self._batch_writer.embed_pending(lambda n: self.progress.advance(0, n))
 
-    # -- saving -------------------------------------------------------------------------
-
-    def _save_due(self) -> bool:
-        """During a full run: whether the vectors grew enough since the last save, and it is not too soon."""
-        if self._files is None or time.monotonic() - self._last_save < self.config.save_interval_s:
-            return False
-        return self._files.save_due(self.config.save_growth)
-
-    async def save_vectors(self) -> bool:
-        """Save the vector file now if anything changed (compacting first when worthwhile)."""
-        async with self._write_lock:
-            self._last_save = time.monotonic()
-            if self._files is None:
-                return False
-            files, config = self._files, self.config
-            return await anyio.to_thread.run_sync(files.save, config.compact_fraction, config.compact_min_deleted)
-
-    async def optimize_keywords(self) -> bool:
-        """Rewrite the keyword index whole if enough of it was deleted since the last time (Store.optimize_keywords)."""
-        async with self._write_lock:
-            if self._files is None:
-                return False
-            store, share = self._files.store, self.config.keyword_optimize_share
-            return await anyio.to_thread.run_sync(store.optimize_keywords, share)
-
-    async def autosave_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Save vectors once single-file updates have been quiet for save_debounce_s; runs until cancelled."""
-        task_status.started()
-        while True:
-            await self._changed.wait()
-            self._changed = anyio.Event()
-            while True:
-                with anyio.move_on_after(self.config.save_debounce_s) as quiet:
-                    await self._changed.wait()
-                if quiet.cancelled_caught:
-                    break
-                self._changed = anyio.Event()
-            try:
-                await self.save_vectors()
-                await self.optimize_keywords()
-            except (OSError, IndexStoreError) as exc:
-                log.error("saving vectors for %s failed: %s", self.root, exc)
-                self.progress.note_error(f"saving vectors failed: {exc}")
-
     async def watch_task(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
-        """Follow file changes under the root until cancelled; includes an autosave_task."""
+        """Follow file changes under the root until cancelled; includes the saving's autosave_task."""
         await run_watch(self, task_status)
 
 

@@ -6,12 +6,17 @@ new chunks are embedded. A search that arrives in between would answer from the 
 text. Each update holds a ticket from the moment the daemon knows of it until its
 commit (or failure), and `wait_begun_before` lets a search wait, within a bound, for
 the tickets issued before it: the search reads the writes it follows.
+
+Updates of one file also run one at a time (`alone`): a save reaches the index as an
+edit, a didSave and a file event at once; run together, each re-read the file and the
+server, and each commit dropped the vectors the next one meant to reuse, so it embedded
+the whole file again. In turn, the later ones find the text already indexed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 
 import anyio
 
@@ -23,6 +28,8 @@ class UpdateTickets:
         self._issued = 0
         self._open: dict[int, str] = {}
         self._ended = anyio.Event()
+        # Only for files with an update running or waiting: dropped by the last one.
+        self._locks: dict[str, anyio.Lock] = {}
 
     def begin(self, rel: str) -> int:
         """A new update of `rel` is known; its ticket."""
@@ -44,6 +51,18 @@ class UpdateTickets:
             yield
         finally:
             self.end(ticket)
+
+    @asynccontextmanager
+    async def alone(self, rel: str) -> AsyncIterator[None]:
+        """Hold a ticket for the block, which runs after every other `alone` block of `rel` begun before it."""
+        lock = self._locks.setdefault(rel, anyio.Lock())
+        try:
+            with self.running(rel):
+                async with lock:
+                    yield
+        finally:
+            if not lock.locked() and not lock.statistics().tasks_waiting:
+                self._locks.pop(rel, None)
 
     def open_before(self, mark: int) -> list[str]:
         """Files with an update begun at or before `mark` and not ended, sorted."""

@@ -101,7 +101,7 @@ async def run_watch(indexer: Indexer, task_status: anyio.abc.TaskStatus[None]) -
     await indexer.open()
     config = indexer.config
     async with anyio.create_task_group() as tg:
-        await tg.start(indexer.autosave_task)
+        await tg.start(indexer.saving.autosave_task)
         started = False
         # yield_on_timeout makes the first (possibly empty) yield prove the watch is set
         # up, and bounds how long cancellation waits for the watcher thread.
