@@ -2,60 +2,33 @@
 
 Diagnostics reach push clients as publishDiagnostics and pull clients through
 textDocument/diagnostic; a client that opens a document someone else holds sees
-its diagnostics at once, and a client that closes one sees them cleared;
-registrations reach only the clients that declared dynamic registration.
+its diagnostics at once, and a client that closes one sees them cleared. Registrations:
+test_caps_registrations.py.
 """
 
 from __future__ import annotations
 
 import copy
-import os
-import signal
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-from support.daemon_proc import LENSMUX, DaemonProc, process_alive, running_daemon, wait_until
+from support.client_caps import (
+    CLANGD,
+    PUSH_ONLY_CAPS,
+    PYRIGHT,
+    Case,
+    bad_file,
+    completion_texts,
+    is_for,
+    pull_caps,
+    round_trip,
+)
+from support.daemon_proc import LENSMUX, DaemonProc, running_daemon
 from support.lspclient import LspClient, default_client_capabilities, initialized_clients
 
 pytestmark = [pytest.mark.anyio, pytest.mark.slow]
-
-# An eglot-like editor: push diagnostics only, no dynamic registration at all.
-PUSH_ONLY_CAPS: dict[str, Any] = {
-    "workspace": {"applyEdit": True, "configuration": True, "workspaceFolders": True},
-    "textDocument": {
-        "synchronization": {"didSave": True},
-        "hover": {"contentFormat": ["plaintext"]},
-        "publishDiagnostics": {"relatedInformation": False, "versionSupport": True},
-    },
-    "window": {"workDoneProgress": True},
-}
-
-
-def pull_caps() -> dict[str, Any]:
-    """A VS Code-like editor: pull diagnostics with refresh, dynamic registration."""
-    caps = default_client_capabilities()
-    caps["textDocument"]["diagnostic"] = {"dynamicRegistration": True, "relatedDocumentSupport": False}
-    caps["workspace"]["diagnostics"] = {"refreshSupport": True}
-    return caps
-
-
-@dataclass(frozen=True)
-class Case:
-    """One server and a file in its sample project with one error."""
-
-    server: str
-    language: str
-    project: str
-    bad: str
-    text: str
-
-
-PYRIGHT = Case("pyright", "python", "py_project", "demo/bad.py", 'count: int = "not a number"\n')
-CLANGD = Case("clangd", "c", "c_project", "src/bad.c", "int broken(void) {\n    return no_such_name;\n}\n")
 
 
 @pytest.fixture(params=[CLANGD, PYRIGHT], ids=lambda c: c.server)
@@ -65,54 +38,12 @@ def case(request: pytest.FixtureRequest) -> Case:
     return param
 
 
-def _bad_file(case: Case, request: pytest.FixtureRequest) -> tuple[Path, Path]:
-    root: Path = request.getfixturevalue(case.project)
-    path = root / case.bad
-    path.write_text(case.text)
-    return root, path
-
-
-def _is_for(uri: str, *, empty: bool | None = None) -> Any:
-    def match(params: Any) -> bool:
-        if params.get("uri") != uri:
-            return False
-        return empty is None or (not params.get("diagnostics")) == empty
-
-    return match
-
-
-async def _round_trip(client: LspClient, uri: str) -> None:
-    """Anything the daemon queued for `client` before this answer has arrived after it."""
-    await client.request("textDocument/documentSymbol", {"textDocument": {"uri": uri}})
-
-
-def _live_registrations(client: LspClient) -> dict[str, dict[str, Any]]:
-    """The registrations a client holds after every register/unregister it was sent."""
-    live: dict[str, dict[str, Any]] = {}
-    for method, params in client.server_requests:
-        if method == "client/registerCapability":
-            for reg in params["registrations"]:
-                live[reg["id"]] = reg
-        elif method == "client/unregisterCapability":
-            for item in params["unregisterations"]:
-                live.pop(item["id"], None)
-    return live
-
-
-def _withdrawn(client: LspClient, ids: set[str], *, since: int) -> bool:
-    """Whether some of `ids` were unregistered at the client after its `since`-th server request."""
-    return any(
-        method == "client/unregisterCapability" and any(item["id"] in ids for item in params["unregisterations"])
-        for method, params in client.server_requests[since:]
-    )
-
-
 async def test_a_vscode_like_client_pulls_through_pyrights_own_registration(
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
     # pyright alone registers textDocument/diagnostic for a client that declared its dynamic
     # registration (VS Code), answers its pulls, and pushes it nothing but the empty set on close.
-    root, path = _bad_file(PYRIGHT, request)
+    root, path = bad_file(PYRIGHT, request)
     async with LspClient.over_process(daemon.client_argv("pyright"), name="vscode") as puller:
         result = await puller.initialize(root, capabilities=pull_caps())
         assert "diagnosticProvider" not in result["capabilities"]
@@ -127,7 +58,7 @@ async def test_a_vscode_like_client_pulls_through_pyrights_own_registration(
         assert (await puller.request("textDocument/diagnostic", again, timeout=60))["kind"] == "unchanged"
         since = len(puller.notifications)
         await puller.close(uri)
-        await puller.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=True), since=since)
+        await puller.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=True), since=since)
         pushed = [p for m, p in puller.notifications if m == "textDocument/publishDiagnostics" and p["diagnostics"]]
         assert pushed == []
 
@@ -136,7 +67,7 @@ async def test_a_client_that_pulls_without_dynamic_registration_is_pushed_to_lik
     daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
     # Neovim 0.10 declares pull diagnostics without dynamic registration: pyright alone pushes to it.
-    root, path = _bad_file(PYRIGHT, request)
+    root, path = bad_file(PYRIGHT, request)
     caps = pull_caps()
     caps["textDocument"]["diagnostic"]["dynamicRegistration"] = False
     async with LspClient.over_process(daemon.client_argv("pyright"), name="neovim") as client:
@@ -144,7 +75,7 @@ async def test_a_client_that_pulls_without_dynamic_registration_is_pushed_to_lik
         assert "diagnosticProvider" not in result["capabilities"]
         uri = await client.open(path, "python")
         published = await client.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+            "textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60
         )
         assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
         assert not _registered(client, "textDocument/diagnostic")
@@ -167,7 +98,7 @@ async def test_push_client_gets_diagnostics_although_a_pull_client_came_first(
 
 
 async def _pull_then_push(daemon: DaemonProc, request: pytest.FixtureRequest) -> None:
-    root, path = _bad_file(PYRIGHT, request)
+    root, path = bad_file(PYRIGHT, request)
     argv = daemon.client_argv("pyright")
     async with (
         LspClient.over_process(argv, name="vscode") as puller,
@@ -180,7 +111,7 @@ async def _pull_then_push(daemon: DaemonProc, request: pytest.FixtureRequest) ->
 
         uri = await pusher.open(path, "python")
         published = await pusher.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+            "textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60
         )
         assert published["version"] == 1
         assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
@@ -200,16 +131,16 @@ async def _pull_then_push(daemon: DaemonProc, request: pytest.FixtureRequest) ->
 async def test_second_client_opening_a_held_document_gets_its_diagnostics_at_once(
     case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
-    root, path = _bad_file(case, request)
+    root, path = bad_file(case, request)
     argv = daemon.client_argv(case.server)
     async with initialized_clients(argv, root, "first", "second") as (first, second):
         uri = await first.open(path, case.language, version=4)
-        seen = await first.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        seen = await first.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60)
         assert seen["version"] == 4
 
         await second.open(path, case.language, version=17)
         replayed = await second.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=30
+            "textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=30
         )
         # In the newcomer's own numbering.
         assert replayed["version"] == 17
@@ -219,171 +150,34 @@ async def test_second_client_opening_a_held_document_gets_its_diagnostics_at_onc
 async def test_closing_a_document_clears_its_diagnostics_for_the_closing_client(
     case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
-    root, path = _bad_file(case, request)
+    root, path = bad_file(case, request)
     argv = daemon.client_argv(case.server)
     async with LspClient.over_process(argv, name="lone") as lone:
         await lone.initialize(root)
         uri = await lone.open(path, case.language)
-        await lone.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        await lone.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60)
         mark = len(lone.notifications)
         await lone.close(uri)
-        await lone.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
-        )
+        await lone.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=True), since=mark, timeout=30)
 
 
 async def test_closing_a_shared_document_clears_it_only_for_the_closer(
     case: Case, daemon: DaemonProc, request: pytest.FixtureRequest
 ) -> None:
-    root, path = _bad_file(case, request)
+    root, path = bad_file(case, request)
     argv = daemon.client_argv(case.server)
     async with initialized_clients(argv, root, "closer", "keeper") as (closer, keeper):
         uri = await closer.open(path, case.language)
         await keeper.open(path, case.language)
-        await closer.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
-        await keeper.wait_notification("textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60)
+        await closer.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60)
+        await keeper.wait_notification("textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60)
         mark = len(closer.notifications)
         await closer.close(uri)
         await closer.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=30
+            "textDocument/publishDiagnostics", is_for(uri, empty=True), since=mark, timeout=30
         )
-        await _round_trip(keeper, uri)
+        await round_trip(keeper, uri)
         assert not [p for p in keeper.notifications_of("textDocument/publishDiagnostics") if not p["diagnostics"]]
-
-
-async def test_client_without_dynamic_registration_is_sent_no_registrations(
-    daemon: DaemonProc, request: pytest.FixtureRequest
-) -> None:
-    root, path = _bad_file(PYRIGHT, request)
-    argv = daemon.client_argv("pyright")
-    async with (
-        LspClient.over_process(argv, name="witness") as witness,
-        LspClient.over_process(argv, name="eglot") as plain,
-    ):
-        await witness.initialize(root)
-        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
-        uri = await plain.open(path, "python")
-        with anyio.fail_after(60):
-            while not any(m == "client/registerCapability" for m, _ in witness.server_requests):
-                await anyio.sleep(0.05)
-        await _round_trip(plain, uri)
-        assert [m for m, _ in plain.server_requests if m.startswith("client/")] == []
-        watched = [r for r in _live_registrations(witness).values() if r["method"] == "workspace/didChangeWatchedFiles"]
-        assert watched, _live_registrations(witness)
-
-
-def _watched_ids(client: LspClient) -> set[str]:
-    """Ids of the file-watching registrations `client` holds now."""
-    live = _live_registrations(client).values()
-    return {r["id"] for r in live if r["method"] == "workspace/didChangeWatchedFiles"}
-
-
-async def _wait_watching(client: LspClient) -> None:
-    with anyio.fail_after(60):
-        while not _watched_ids(client):
-            await anyio.sleep(0.05)
-
-
-async def test_lone_client_keeps_file_watching_when_the_server_reregisters(
-    daemon: DaemonProc, request: pytest.FixtureRequest
-) -> None:
-    root, path = _bad_file(PYRIGHT, request)
-    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
-        await lone.initialize(root)
-        uri = await lone.open(path, "python")
-        await _wait_watching(lone)
-        # pyright registers its file watchers again under new ids when settings
-        # change, then unregisters the old ones: twice, so that whatever it did
-        # while starting up is over by the second time.
-        for _ in range(2):
-            await _round_trip(lone, uri)
-            before = _watched_ids(lone)
-            assert before, lone.server_requests
-            mark = len(lone.server_requests)
-            await lone.notify("workspace/didChangeConfiguration", {"settings": {}})
-
-            with anyio.fail_after(60):
-                while not _withdrawn(lone, before, since=mark):
-                    await anyio.sleep(0.05)
-            await _round_trip(lone, uri)
-            assert _watched_ids(lone), lone.server_requests
-            assert _watched_ids(lone) != before
-
-
-async def test_server_gets_file_events_from_the_daemon_when_no_client_watches(
-    daemon: DaemonProc, request: pytest.FixtureRequest
-) -> None:
-    root: Path = request.getfixturevalue("py_project")
-    user = root / "demo" / "user.py"
-    user.write_text("from demo.extra import helper\n\nhelper()\n")
-    async with LspClient.over_process(daemon.client_argv("pyright"), name="eglot") as plain:
-        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
-        uri = await plain.open(user, "python")
-        unresolved = await plain.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
-        )
-        assert any("extra" in d["message"] for d in unresolved["diagnostics"]), unresolved
-        mark = len(plain.notifications)
-        # The module appears on disk (a checkout, a generator): pyright hears of it only as a file event.
-        (root / "demo" / "extra.py").write_text("def helper() -> int:\n    return 1\n")
-        await plain.wait_notification(
-            "textDocument/publishDiagnostics", _is_for(uri, empty=True), since=mark, timeout=60
-        )
-
-
-def _completion_texts(answer: Any) -> list[tuple[Any, str]]:
-    items = answer.get("items", []) if isinstance(answer, dict) else answer or []
-    return [
-        (i.get("insertTextFormat"), (i.get("textEdit") or {}).get("newText") or i.get("insertText") or "")
-        for i in items
-    ]
-
-
-async def test_completions_have_snippets_only_for_clients_that_declared_them(
-    daemon: DaemonProc, request: pytest.FixtureRequest
-) -> None:
-    root: Path = request.getfixturevalue("c_project")
-    path = root / "src" / "use.c"
-    path.write_text('#include "util.h"\nint use(void) { return ad; }\n')
-    snippet_caps = default_client_capabilities()
-    snippet_caps["textDocument"]["completion"] = {"completionItem": {"snippetSupport": True}}
-    argv = daemon.client_argv("clangd")
-    async with (
-        LspClient.over_process(argv, name="snippets") as fancy,
-        LspClient.over_process(argv, name="plain") as plain,
-    ):
-        await fancy.initialize(root, capabilities=snippet_caps)
-        await plain.initialize(root, capabilities=copy.deepcopy(PUSH_ONLY_CAPS))
-        uri = await fancy.open(path, "c")
-        await plain.open(path, "c")
-        position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
-        # clangd completes from its preamble, built once after the open.
-        with anyio.fail_after(60):
-            while not (fancy_items := _completion_texts(await fancy.request("textDocument/completion", position))):
-                await anyio.sleep(0.1)
-        plain_items = _completion_texts(await plain.request("textDocument/completion", position))
-        assert any(fmt == 2 and "${" in text for fmt, text in fancy_items), fancy_items
-        assert "add" in [text for _, text in plain_items], plain_items
-        assert all(fmt != 2 and "${" not in text and "$0" not in text for fmt, text in plain_items), plain_items
-
-
-async def test_registrations_are_rebuilt_when_the_server_restarts(
-    daemon: DaemonProc, request: pytest.FixtureRequest
-) -> None:
-    root, path = _bad_file(PYRIGHT, request)
-    async with LspClient.over_process(daemon.client_argv("pyright"), name="lone") as lone:
-        await lone.initialize(root)
-        uri = await lone.open(path, "python")
-        await _wait_watching(lone)
-        await _round_trip(lone, uri)
-        old = _watched_ids(lone)
-        pid = daemon.instances("pyright")[0]["pid"]
-        os.kill(pid, signal.SIGKILL)
-        wait_until(lambda: not process_alive(pid), what="server to die")
-        # The old process's registrations are withdrawn; the new one's are the client's.
-        with anyio.fail_after(60):
-            while not (_watched_ids(lone) and not _watched_ids(lone) & old):
-                await anyio.sleep(0.05)
 
 
 async def test_an_editor_after_the_indexer_gets_a_fully_initialized_server(
@@ -411,7 +205,7 @@ async def test_an_editor_after_the_indexer_gets_a_fully_initialized_server(
         uri = await editor.open(path, "c")
         position = {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 25}}
         with anyio.fail_after(60):
-            while not (items := _completion_texts(await editor.request("textDocument/completion", position))):
+            while not (items := completion_texts(await editor.request("textDocument/completion", position))):
                 await anyio.sleep(0.1)
         # The editor declared snippets; the indexer did not, and came first.
         assert any(fmt == 2 and "${" in text for fmt, text in items), items
@@ -422,7 +216,7 @@ async def test_diagnostics_reach_an_editor_while_another_types_without_pause(
 ) -> None:
     # pyright analyses only once 250 ms have passed since any client's last change: a pyright of
     # its own would have published this editor's error long before the other editor pauses.
-    root, path = _bad_file(PYRIGHT, request)
+    root, path = bad_file(PYRIGHT, request)
     typing = root / "demo/typing_here.py"
     typing.write_text("x = 1\n")
     async with initialized_clients(daemon.client_argv("pyright"), root, "reader", "typist") as (reader, typist):
@@ -444,7 +238,7 @@ async def test_diagnostics_reach_an_editor_while_another_types_without_pause(
             await anyio.sleep(1)  # the typist is under way before the reader opens its file
             uri = await reader.open(path, "python")
             published = await reader.wait_notification(
-                "textDocument/publishDiagnostics", _is_for(uri, empty=False), timeout=60
+                "textDocument/publishDiagnostics", is_for(uri, empty=False), timeout=60
             )
             stop.set()
         assert any("not a number" in d["message"] or "int" in d["message"] for d in published["diagnostics"])
