@@ -1,12 +1,14 @@
 """When one root's vector file and keyword index are written back to disk.
 
-The database is written in every commit and carries the truth; the hnswlib file is a
-copy of vectors that IndexFiles.open reconciles against it after a crash, and the FTS5
-index only slows down as deleted rows pile up. So both are written back when that is
-cheap and worth it: during a full run each time the vectors grew by a share
-(`save_growth`, at most every `save_interval_s`), at the run's end, and once single-file
-updates have been quiet for `save_debounce_s` (an editor that types would otherwise
-rewrite the whole vector file after each pause).
+The database is written in every commit and carries the truth; the hnswlib file is
+saved whole, and IndexFiles.open reconciles it with the database after a crash. So the
+vectors are saved during a full run each time they grew by a share (`save_growth`, at most
+every `save_interval_s`: linear in the run's length, where a fixed interval was quadratic),
+at the run's end, and once single-file updates have been quiet for `save_debounce_s`
+(an editor that types would otherwise have the whole file written after each pause). FTS5
+keeps a deleted chunk's entries in its older segments, so at a run's end and after quiet
+updates the keyword index is rewritten whole once the deleted reach `keyword_optimize_share`
+of its chunks.
 """
 
 from __future__ import annotations
