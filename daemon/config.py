@@ -132,6 +132,8 @@ class HybridSearchConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=Tru
     # for `learn_quiet` seconds (daemon/search/graph_learning.py).
     learn_graph: bool | UnsetType = UNSET
     learn_quiet: Seconds | UnsetType = UNSET
+    # The longest quiet learning waits for after it held a client up (it doubles each time).
+    learn_quiet_max: Seconds | UnsetType = UNSET
     # The daemon's learning and bind walk hold one slot per server (daemon/mux/requests/own_slot.py):
     # above 1, the extra requests wait for it rather than queue at the server.
     learn_in_flight: Annotated[int, msgspec.Meta(ge=1, le=64)] | UnsetType = UNSET

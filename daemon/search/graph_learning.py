@@ -16,7 +16,10 @@ A client that speaks during a round, or a source file that changes on disk, stop
 (`_round`): a server answers one request at a time, so each learning request still to be
 sent would be one more ahead of the client's question. What was sent finishes (and is kept
 by the cache); nothing more is sent, and the round's symbols are asked again at the next quiet
-moment. Each server has a lane of its own
+moment. That client most likely waited for the request the server was working on, and at
+pyright that can take seconds: the quiet the next rounds wait for doubles (`quiet_s`, up to
+`learn_quiet_max`, the extra halving every ten minutes), so learning moves to longer pauses
+than the client's. Each server has a lane of its own
 (its languages, `DaemonGateway.server_languages`), the lanes run side by side, and a lane sends
 one request at a time (`learn_in_flight`), through a gateway whose requests hold their server's
 own-request slot (`DaemonGateway.in_background`, daemon/mux/requests/own_slot.py), so a bind walk
@@ -68,6 +71,8 @@ QUEUE_POLL_S = 1.0
 MIN_WAIT_S = 0.1
 # How often a round looks whether a client has spoken since it began.
 INTERRUPT_POLL_S = 0.02
+# The extra quiet a round that held a client up added (see `_held_up`) halves in this time.
+QUIET_HALF_LIFE_S = 600.0
 # A cursor past every symbol id: a finished lane's round asks only about what searches queued.
 _PAST_EVERY_ID = 2**62
 
@@ -113,6 +118,9 @@ class GraphLearner:
         self._holding = False
         # Lanes in a round now: documents are let go only when none is.
         self._in_round = 0
+        # Quiet waited for beyond learn_quiet, as set at `_extra_at` (monotonic): `quiet_s`.
+        self._extra_quiet = 0.0
+        self._extra_at = 0.0
 
     async def run_task(self) -> None:
         """Learn until cancelled, each server's languages in a lane of their own.
@@ -144,8 +152,11 @@ class GraphLearner:
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
                 continue
-            noise = "a search or assistant tool runs" if self._busy() else self._gateway.noise(config.learn_quiet_s)
+            quiet_s = self.quiet_s(config)
+            noise = "a search or assistant tool runs" if self._busy() else self._gateway.noise(quiet_s)
             if noise is not None:
+                if quiet_s > config.learn_quiet_s:
+                    noise += f"; {quiet_s:.0f} s of quiet since learning held a client up"
                 self._show(entry, lane, f"waiting for quiet: {noise}")
                 await self._let_go()
                 await anyio.sleep(max(config.learn_quiet_s / 2, MIN_WAIT_S))
@@ -156,6 +167,30 @@ class GraphLearner:
                 await self._round(entry, config, lane)
             finally:
                 self._in_round -= 1
+
+    def quiet_s(self, config: SearchConfig) -> float:
+        """How long clients must have been quiet before a round: learn_quiet, more after `_held_up`."""
+        if self._extra_quiet <= 0:
+            return config.learn_quiet_s
+        decay: float = 0.5 ** ((time.monotonic() - self._extra_at) / QUIET_HALF_LIFE_S)
+        return config.learn_quiet_s + self._extra_quiet * decay
+
+    def _held_up(self, config: SearchConfig) -> None:
+        """A client spoke during a round: the quiet waited for doubles, up to learn_quiet_max.
+
+        A server answers one request at a time, so that client's message most likely waited
+        for the learning request the server was working on (at 100k lines, pyright's
+        incomingCalls takes 60 ms to seconds): an editor that hovered after a 7 s pause waited
+        0.2 to 3 s for it (docs/benchmarks.md, "An editor's hover after a pause"). Someone who
+        pauses that long between requests is at work: learning now waits for longer pauses than
+        theirs, and so collides with fewer of their requests; the extra halves every ten
+        minutes, so learning still runs in a working day's longer breaks.
+        """
+        base = config.learn_quiet_s
+        target = min(2 * self.quiet_s(config), max(config.learn_quiet_max_s, base))
+        if target > base:
+            self._extra_quiet, self._extra_at = target - base, time.monotonic()
+            log.info("a client spoke while learning was under way: learning now waits for %.0f s of quiet", target)
 
     def _show(self, entry: RootIndex, lane: _Lane, state: str) -> None:
         """The lane's state; the root shows "learning" while any lane learns, "up to date" once all are."""
@@ -257,6 +292,8 @@ class GraphLearner:
         if done is None:
             self._show(entry, lane, "interrupted by a client")
             entry.learning_interrupted += 1
+            if not self._busy():  # a search's or tool's own requests are the learner's customers
+                self._held_up(config)
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
         others = lane.others.setdefault(root, set())

@@ -43,7 +43,7 @@ FORMATS = ("markdown", "xml", "plain")
 # `[daemon.search]` keys whose engine field has a unit suffix.
 _ENGINE_NAMES = {"request_timeout": "request_timeout_s", "expansion_budget": "expansion_budget_s",
                  "anchor_timeout": "anchor_timeout_s", "learn_quiet": "learn_quiet_s",
-                 "fresh_wait": "fresh_wait_s"}  # fmt: skip
+                 "learn_quiet_max": "learn_quiet_max_s", "fresh_wait": "fresh_wait_s"}  # fmt: skip
 
 
 def _given(table: msgspec.Struct) -> dict[str, Any]:

@@ -166,6 +166,10 @@ class SearchConfig:
     # the daemon learn ahead once no editor has sent anything for learn_quiet_s.
     learn_graph: bool = True
     learn_quiet_s: float = 5.0
+    # After a client spoke while learning was under way (and so may have waited behind a
+    # learning request), the quiet waited for doubles, up to this; it falls back to
+    # learn_quiet_s with a half-life of ten minutes (daemon/search/graph_learning.py).
+    learn_quiet_max_s: float = 300.0
     # Learning's requests in flight at once at each server (the learner has a lane per server).
     # A server answers one request at a time, so every one of them queued ahead of a client's
     # question delays it; one keeps the server as busy.

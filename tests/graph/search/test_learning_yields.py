@@ -19,7 +19,7 @@ from search_fakes import FakeGateway
 from search_projects import UPLOADER, OverlaidIndex, SearchedIndex, indexed
 
 from lensmux.daemon.search.gateway import DaemonGateway
-from lensmux.daemon.search.graph_learning import GraphLearner
+from lensmux.daemon.search.graph_learning import QUIET_HALF_LIFE_S, GraphLearner
 from lensmux.daemon.search.indexing import IndexService
 from lensmux.daemon.search.root_index import RootIndex
 from lensmux.graph.index import Indexer
@@ -146,3 +146,71 @@ async def test_a_run_that_just_ended_counts_as_a_client_that_just_spoke(tmp_path
                 while not gateway.requests:
                     await anyio.sleep(0.02)
             tg.cancel_scope.cancel()
+
+
+class RecordingGateway(ClientSpeaksGateway):
+    """A client speaks during the `speak_at`-th request; records the quiet each look asked for."""
+
+    def __init__(self, root: Path, speak_at: int | None) -> None:
+        super().__init__(root, speak_at)
+        self.asked_quiet: list[float] = []
+
+    def noise(self, seconds: float) -> str | None:
+        self.asked_quiet.append(seconds)
+        return "a client spoke"  # never quiet: the lane only looks and shows why it waits
+
+
+async def test_a_round_that_held_a_client_up_makes_learning_wait_for_longer_quiet(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        entry = _entry(ix, finished_at=1.0)
+
+        class Indexes:
+            roots = {ix.root: entry}
+
+            async def wait_changed(self, timeout: float) -> None:
+                await anyio.sleep(timeout)
+
+        config = SearchConfig(learn_quiet_s=5.0, learn_quiet_max_s=12.0)
+        searching = False
+        held = ClientSpeaksGateway(ix.root, speak_at=2)
+        learner = GraphLearner(
+            cast(IndexService, Indexes()), cast(DaemonGateway, held), lambda: config, lambda: searching
+        )
+        assert learner.quiet_s(config) == 5.0
+        with anyio.fail_after(30):
+            await learner._round(entry, config)
+        assert entry.learning_interrupted == 1
+        assert learner.quiet_s(config) == pytest.approx(10.0, abs=0.01)
+        # Held up again: doubled, but never beyond learn_quiet_max.
+        learner._gateway = cast(DaemonGateway, ClientSpeaksGateway(ix.root, speak_at=2))
+        with anyio.fail_after(30):
+            await learner._round(entry, config)
+        assert learner.quiet_s(config) == pytest.approx(12.0, abs=0.01)
+        # The extra halves every QUIET_HALF_LIFE_S.
+        learner._extra_at -= QUIET_HALF_LIFE_S
+        assert learner.quiet_s(config) == pytest.approx(5.0 + 7.0 / 2, abs=0.01)
+        # The lane asks the gateway for that much quiet, and status says why it is longer.
+        recording = RecordingGateway(ix.root, speak_at=None)
+        learner._gateway = cast(DaemonGateway, recording)
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(learner.run_task)
+            with anyio.fail_after(30):
+                while not recording.asked_quiet:
+                    await anyio.sleep(0.02)
+            tg.cancel_scope.cancel()
+        assert recording.asked_quiet[0] == pytest.approx(8.5, abs=0.01)
+        assert entry.learning.startswith("waiting for quiet: a client spoke; 8 s of quiet"), entry.learning
+
+
+async def test_a_round_a_search_stopped_leaves_the_quiet_learning_waits_for(tmp_path: Path) -> None:
+    async with indexed(tmp_path, UPLOADER) as ix:
+        entry = _entry(ix)
+        indexes = cast(IndexService, type("Indexes", (), {"roots": {ix.root: entry}})())
+        config = SearchConfig(learn_quiet_s=5.0)
+        gateway = ClientSpeaksGateway(ix.root, speak_at=2)
+        # A search runs (its own requests are what learning is for): the round stops, nothing more.
+        learner = GraphLearner(indexes, cast(DaemonGateway, gateway), lambda: config, lambda: True)
+        with anyio.fail_after(30):
+            await learner._round(entry, config)
+        assert entry.learning_interrupted == 1
+        assert learner.quiet_s(config) == 5.0
