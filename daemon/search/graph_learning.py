@@ -175,7 +175,7 @@ class GraphLearner:
         decay: float = 0.5 ** ((time.monotonic() - self._extra_at) / QUIET_HALF_LIFE_S)
         return config.learn_quiet_s + self._extra_quiet * decay
 
-    def _held_up(self, config: SearchConfig) -> None:
+    def _held_up(self, config: SearchConfig, began: float) -> None:
         """A client spoke during a round: the quiet waited for doubles, up to learn_quiet_max.
 
         A server answers one request at a time, so that client's message most likely waited
@@ -186,6 +186,8 @@ class GraphLearner:
         theirs, and so collides with fewer of their requests; the extra halves every ten
         minutes, so learning still runs in a working day's longer breaks.
         """
+        if self._extra_at >= began:
+            return  # another lane's round, stopped by the same client, doubled it already
         base = config.learn_quiet_s
         target = min(2 * self.quiet_s(config), max(config.learn_quiet_max_s, base))
         if target > base:
@@ -282,6 +284,7 @@ class GraphLearner:
         try:
             if not lane.cursor.get(root):
                 lane.pass_start[root] = entry.indexer.store.generation
+            began = time.monotonic()
             done = await self._interruptible_round(entry, config, lane)
         except (IndexStoreError, RootNotIndexed) as exc:
             log.warning("learning the call graph of %s stopped: %s", root, exc)
@@ -293,7 +296,7 @@ class GraphLearner:
             self._show(entry, lane, "interrupted by a client")
             entry.learning_interrupted += 1
             if not self._busy():  # a search's or tool's own requests are the learner's customers
-                self._held_up(config)
+                self._held_up(config, began)
             log.debug("%s: a client spoke; the learning round stops and its symbols are asked again later", root)
             return
         others = lane.others.setdefault(root, set())

@@ -181,6 +181,9 @@ async def test_a_round_that_held_a_client_up_makes_learning_wait_for_longer_quie
             await learner._round(entry, config)
         assert entry.learning_interrupted == 1
         assert learner.quiet_s(config) == pytest.approx(10.0, abs=0.01)
+        # Another lane's round, begun before that and stopped by the same client: doubled once only.
+        learner._held_up(config, began=learner._extra_at - 1.0)
+        assert learner.quiet_s(config) == pytest.approx(10.0, abs=0.01)
         # Held up again: doubled, but never beyond learn_quiet_max.
         learner._gateway = cast(DaemonGateway, ClientSpeaksGateway(ix.root, speak_at=2))
         with anyio.fail_after(30):
