@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from support.daemon_proc import DaemonProc
 from support.lspclient import LspClient
 
 from bench.daemon_launch import BenchDaemonError, bench_daemon, config_text, index_with_cli, socket_path
@@ -57,7 +58,7 @@ def hover_positions(text: str, count: int) -> list[tuple[int, int, str]]:
     return [names[int(i * step)] for i in range(count)]
 
 
-async def _editor(daemon: Any, root: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
+async def _editor(daemon: DaemonProc, root: Path, args: argparse.Namespace) -> list[dict[str, Any]]:
     path = root / EDITED
     text = path.read_text(encoding="utf-8")
     asks: list[dict[str, Any]] = []

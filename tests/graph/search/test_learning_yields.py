@@ -171,11 +171,8 @@ async def test_a_round_that_held_a_client_up_makes_learning_wait_for_longer_quie
                 await anyio.sleep(timeout)
 
         config = SearchConfig(learn_quiet_s=5.0, learn_quiet_max_s=12.0)
-        searching = False
         held = ClientSpeaksGateway(ix.root, speak_at=2)
-        learner = GraphLearner(
-            cast(IndexService, Indexes()), cast(DaemonGateway, held), lambda: config, lambda: searching
-        )
+        learner = GraphLearner(cast(IndexService, Indexes()), cast(DaemonGateway, held), lambda: config, lambda: False)
         assert learner.quiet_s(config) == 5.0
         with anyio.fail_after(30):
             await learner._round(entry, config)
